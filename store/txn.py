@@ -1,0 +1,335 @@
+"""Dictionary and triple operations on ids inside one LMDB transaction.
+
+Everything above the store (reasoning, queries) talks to a ``Txn``: it
+knows terms as canonical strings (store/terms.py) and triples as id tuples,
+and nothing of SPARQL or rules.  Key layouts come from store/keys.py.
+
+The term dictionary is two databases: ``i2t`` (id -> canonical term bytes)
+and ``t2i``, keyed by an 8-byte hash of the term (dupsort, the ids of every
+term with that hash), which is much smaller than keying by the term itself.
+A lookup confirms the candidate id's term in ``i2t``, so hash collisions are
+harmless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import Iterable, Iterator
+
+import lmdb
+import numpy as np
+
+from .keys import (
+    ID_BYTES, PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES, SPO_VALUE_DTYPE, Record,
+    make_id, pack_id, pack_pair, pack_spo_value, unpack_id, unpack_spo_value,
+)
+from .terms import kind_of
+
+Triple = tuple[int, int, int]
+Pattern = tuple[int | None, int | None, int | None]
+
+_U64 = struct.Struct(">Q")
+_PAIR = struct.Struct(">II")
+_ID = struct.Struct(">I")
+
+
+def term_hash(term_bytes: bytes) -> bytes:
+    return hashlib.blake2b(term_bytes, digest_size=8).digest()
+
+
+def choose_index(s: int | None, p: int | None, o: int | None) -> tuple[str, bytes | None, bytes]:
+    """(index name, key, duplicate prefix) that answers a pattern in one range.
+
+    The key is the first bound position of the permutation, the prefix the
+    packed second one (empty when only one position is bound).
+    """
+    if s is not None:
+        if p is not None:
+            return "spo", pack_id(s), pack_id(p)
+        if o is not None:
+            return "sop", pack_id(s), pack_id(o)
+        return "spo", pack_id(s), b""
+    if p is not None:
+        if o is not None:
+            return "pos", pack_id(p), pack_id(o)
+        return "pso", pack_id(p), b""
+    if o is not None:
+        return "osp", pack_id(o), b""
+    return "spo", None, b""
+
+
+def _to_spo(name: str, a: int, b: int, c: int) -> Triple:
+    perm = PERMUTATIONS[name]
+    out = [0, 0, 0]
+    out[perm[0]], out[perm[1]], out[perm[2]] = a, b, c
+    return out[0], out[1], out[2]
+
+
+class Txn:
+    """One LMDB transaction (read or write) seen as dictionary + triples."""
+
+    def __init__(self, txn: lmdb.Transaction, dbs: dict, write: bool):
+        self.txn = txn
+        self.dbs = dbs
+        self.write = write
+        self._cursors: dict[str, lmdb.Cursor] = {}
+        self._term_cache: dict[int, str] = {}
+        self._delta_triples = 0
+        self._delta_explicit = 0
+        self._next_serial: int | None = None
+
+    def cursor(self, name: str) -> lmdb.Cursor:
+        c = self._cursors.get(name)
+        if c is None:
+            c = self._cursors[name] = self.txn.cursor(db=self.dbs[name])
+        return c
+
+    # --- meta ------------------------------------------------------------
+    def meta(self, key: str) -> bytes | None:
+        return self.txn.get(key.encode(), db=self.dbs["meta"])
+
+    def meta_str(self, key: str) -> str | None:
+        v = self.meta(key)
+        return v.decode() if v is not None else None
+
+    def meta_int(self, key: str) -> int:
+        v = self.meta(key)
+        return _U64.unpack(v)[0] if v else 0
+
+    def set_meta(self, key: str, value: bytes) -> None:
+        self.txn.put(key.encode(), value, db=self.dbs["meta"])
+
+    def n_triples(self) -> int:
+        return self.meta_int("n_triples") + self._delta_triples
+
+    def n_explicit(self) -> int:
+        return self.meta_int("n_explicit") + self._delta_explicit
+
+    def flush(self) -> None:
+        """Write counters kept in memory during a write transaction."""
+        if not self.write:
+            return
+        if self._delta_triples or self._delta_explicit:
+            self.set_meta("n_triples", _U64.pack(self.meta_int("n_triples") + self._delta_triples))
+            self.set_meta("n_explicit", _U64.pack(self.meta_int("n_explicit") + self._delta_explicit))
+            self._delta_triples = self._delta_explicit = 0
+        if self._next_serial is not None:
+            self.set_meta("next_serial", _U64.pack(self._next_serial))
+
+    # --- dictionary ------------------------------------------------------
+    def term_id(self, term: str) -> int | None:
+        """The id of a canonical term, or None if the store has never seen it."""
+        data = term.encode("utf-8")
+        c = self.cursor("t2i")
+        if not c.set_key(term_hash(data)):
+            return None
+        i2t = self.dbs["i2t"]
+        for v in c.iternext_dup():
+            if self.txn.get(v, db=i2t) == data:
+                return unpack_id(v)
+        return None
+
+    def term(self, term_id: int) -> str:
+        t = self._term_cache.get(term_id)
+        if t is None:
+            data = self.txn.get(pack_id(term_id), db=self.dbs["i2t"])
+            if data is None:
+                raise KeyError(f"term id {term_id} is not in the dictionary")
+            t = self._term_cache[term_id] = data.decode("utf-8")
+        return t
+
+    def put_term(self, term: str, term_id: int) -> None:
+        data = term.encode("utf-8")
+        self.txn.put(term_hash(data), pack_id(term_id), db=self.dbs["t2i"], dupdata=True)
+        self.txn.put(pack_id(term_id), data, db=self.dbs["i2t"])
+
+    def allocate_serials(self, n: int) -> int:
+        """Reserve ``n`` consecutive id serials; returns the first."""
+        if self._next_serial is None:
+            self._next_serial = self.meta_int("next_serial")
+        first = self._next_serial
+        self._next_serial += n
+        return first
+
+    def intern(self, term: str) -> int:
+        """The id of a term, adding it to the dictionary if it is new."""
+        tid = self.term_id(term)
+        if tid is None:
+            tid = make_id(self.allocate_serials(1), kind_of(term))
+            self.put_term(term, tid)
+        return tid
+
+    def intern_all(self, terms: Iterable[str], cache: dict[str, int] | None = None) -> list[int]:
+        cache = {} if cache is None else cache
+        out = []
+        for t in terms:
+            tid = cache.get(t)
+            if tid is None:
+                tid = cache[t] = self.intern(t)
+            out.append(tid)
+        return out
+
+    # --- triples: reads ----------------------------------------------------
+    def record(self, s: int, p: int, o: int) -> Record | None:
+        c = self.cursor("spo")
+        pair = _PAIR.pack(p, o)
+        if c.set_range_dup(_ID.pack(s), pair):
+            v = c.value()
+            if v[:PAIR_BYTES] == pair:
+                return unpack_spo_value(v)[2]
+        return None
+
+    def contains(self, s: int, p: int, o: int) -> bool:
+        return self.record(s, p, o) is not None
+
+    def scan(self, s: int | None = None, p: int | None = None, o: int | None = None) -> Iterator[Triple]:
+        """Every stored triple matching a pattern (None = any), as ids."""
+        if s is not None and p is not None and o is not None:
+            if self.record(s, p, o) is not None:
+                yield (s, p, o)
+            return
+        name, key, prefix = choose_index(s, p, o)
+        c = self.cursor(name)
+        perm_name = name
+        if key is None:
+            for k, v in c.iternext(keys=True, values=True) if c.first() else ():
+                a = unpack_id(k)
+                b, cc = _PAIR.unpack(v[:PAIR_BYTES])
+                yield _to_spo(perm_name, a, b, cc)
+            return
+        a = unpack_id(key)
+        if prefix:
+            if not c.set_range_dup(key, prefix):
+                return
+        elif not c.set_key(key):
+            return
+        n = len(prefix)
+        for v in c.iternext_dup():
+            if n and v[:n] != prefix:
+                break
+            b, cc = _PAIR.unpack(v[:PAIR_BYTES])
+            yield _to_spo(perm_name, a, b, cc)
+
+    def scan_records(self, s: int | None = None) -> Iterator[tuple[int, int, int, Record]]:
+        """Triples with their records from SPO, all of them or one subject's."""
+        c = self.cursor("spo")
+        if s is None:
+            if not c.first():
+                return
+            for k, v in c.iternext(keys=True, values=True):
+                p, o, r = unpack_spo_value(v)
+                yield unpack_id(k), p, o, r
+            return
+        if not c.set_key(pack_id(s)):
+            return
+        for v in c.iternext_dup():
+            p, o, r = unpack_spo_value(v)
+            yield s, p, o, r
+
+    def key_count(self, index: str, key: int) -> int:
+        """How many entries an index holds under one key (O(1) in LMDB)."""
+        c = self.cursor(index)
+        return c.count() if c.set_key(pack_id(key)) else 0
+
+    def count(self, s: int | None = None, p: int | None = None, o: int | None = None) -> int:
+        """Exact number of triples matching a pattern, without decoding terms."""
+        bound = (s is not None) + (p is not None) + (o is not None)
+        if bound == 0:
+            return self.n_triples()
+        if bound == 3:
+            return 1 if self.record(s, p, o) is not None else 0  # type: ignore[arg-type]
+        name, key, prefix = choose_index(s, p, o)
+        if bound == 1:
+            return self.key_count(name, unpack_id(key))  # type: ignore[arg-type]
+        return len(self.match_array(s, p, o))
+
+    def match_array(self, s: int | None = None, p: int | None = None, o: int | None = None) -> np.ndarray:
+        """Matching triples as an (n, 3) uint32 array in s, p, o columns.
+
+        Rows come in the order of the index that answers the pattern, so the
+        free positions are sorted (the basis of merge joins).  Fetches the
+        key's duplicates a page at a time (MDB_GET_MULTIPLE) into numpy.
+        """
+        if s is not None and p is not None and o is not None:
+            found = self.record(s, p, o) is not None
+            return np.array([[s, p, o]] if found else [], dtype=np.uint32).reshape(-1, 3)
+        name, key, prefix = choose_index(s, p, o)
+        if key is None:
+            return np.array(list(self.scan()), dtype=np.uint32).reshape(-1, 3)
+        c = self.cursor(name)
+        vbytes = SPO_VALUE_BYTES if name == "spo" else PAIR_BYTES
+        buf = c.getmulti([key], dupdata=True, dupfixed_bytes=vbytes, keyfixed=True)
+        if name == "spo":
+            dt = np.dtype([("k", ">u4"), ("p", ">u4"), ("o", ">u4"), ("r", "V%d" % (vbytes - PAIR_BYTES))])
+            arr = np.frombuffer(buf, dtype=dt)
+            cols = (arr["k"], arr["p"], arr["o"])
+        else:
+            arr = np.frombuffer(buf, dtype=">u4").reshape(-1, 3)
+            cols = (arr[:, 0], arr[:, 1], arr[:, 2])
+        b = cols[1]
+        if prefix:
+            want = unpack_id(prefix)
+            lo, hi = np.searchsorted(b, [want, want + 1])
+            cols = tuple(col[lo:hi] for col in cols)
+        out = np.empty((len(cols[0]), 3), dtype=np.uint32)
+        perm = PERMUTATIONS[name]
+        for i in range(3):
+            out[:, perm[i]] = cols[i]
+        return out
+
+    # --- triples: writes ---------------------------------------------------
+    def insert(self, s: int, p: int, o: int, rec: Record) -> None:
+        """Store a triple that is not yet stored, in all six indexes."""
+        ids = (s, p, o)
+        put = self.txn.put
+        dbs = self.dbs
+        put(_ID.pack(s), pack_spo_value(p, o, rec), db=dbs["spo"], dupdata=True)
+        for name in ("sop", "pso", "pos", "osp", "ops"):
+            a, b, c = PERMUTATIONS[name]
+            put(_ID.pack(ids[a]), _PAIR.pack(ids[b], ids[c]), db=dbs[name], dupdata=True)
+        self._delta_triples += 1
+        self._delta_explicit += rec.explicit
+
+    def set_record(self, s: int, p: int, o: int, rec: Record) -> None:
+        """Replace the record of a stored triple."""
+        c = self.cursor("spo")
+        pair = _PAIR.pack(p, o)
+        if not c.set_range_dup(_ID.pack(s), pair) or c.value()[:PAIR_BYTES] != pair:
+            raise KeyError(f"triple {(s, p, o)} is not stored")
+        old = unpack_spo_value(c.value())[2]
+        c.delete()
+        self.txn.put(_ID.pack(s), pack_spo_value(p, o, rec), db=self.dbs["spo"], dupdata=True)
+        self._delta_explicit += int(rec.explicit) - int(old.explicit)
+
+    def delete(self, s: int, p: int, o: int) -> Record:
+        """Remove a stored triple from all six indexes; returns its record."""
+        c = self.cursor("spo")
+        pair = _PAIR.pack(p, o)
+        if not c.set_range_dup(_ID.pack(s), pair) or c.value()[:PAIR_BYTES] != pair:
+            raise KeyError(f"triple {(s, p, o)} is not stored")
+        old = unpack_spo_value(c.value())[2]
+        c.delete()
+        ids = (s, p, o)
+        for name in ("sop", "pso", "pos", "osp", "ops"):
+            a, b, cc = PERMUTATIONS[name]
+            self.txn.delete(_ID.pack(ids[a]), _PAIR.pack(ids[b], ids[cc]), db=self.dbs[name])
+        self._delta_triples -= 1
+        self._delta_explicit -= old.explicit
+        return old
+
+    # --- namespaces (used by the rdflib plugin and the REPL) ---------------
+    def namespaces(self) -> Iterator[tuple[str, str]]:
+        c = self.cursor("ns")
+        if c.first():
+            for k, v in c.iternext():
+                yield k.decode(), v.decode()
+
+    def bind(self, prefix: str, namespace: str) -> None:
+        self.txn.put(prefix.encode(), namespace.encode(), db=self.dbs["ns"])
+
+    def unbind(self, prefix: str) -> None:
+        self.txn.delete(prefix.encode(), db=self.dbs["ns"])
+
+
+__all__ = ["Txn", "Triple", "Pattern", "choose_index", "term_hash", "SPO_VALUE_DTYPE", "ID_BYTES"]
