@@ -1,0 +1,339 @@
+"""Incremental maintenance of the materialisation inside one write transaction.
+
+The contract (docs/reasoning.md): for explicit triples E, the store holds the
+closure I with, for each triple f,
+
+* ``count(f)`` = [f in E] + number of rule instances with body in I and head f;
+* ``step(f)`` = 0 if f in E, else min over those instances of 1 + the larger
+  step of its two body atoms (the naive-evaluation stage of f).
+
+Insertion (``insert``) is semi-naive from the delta: an instance is counted
+once, when the last of its new body atoms is processed.  Steps can then only
+fall; they are settled by a Dijkstra-like pass from the triples whose step
+fell (Knuth's generalisation of Dijkstra to "1 + max" derivations).
+
+Deletion (``delete``) uses steps to tell well-founded support from cycles
+(plain counting keeps cycles alive, seed 002):
+
+1. *affected*: in increasing old step, a triple is affected if it lost its
+   explicit flag or every instance achieving its old step uses an affected
+   atom.  Triples whose best derivation survives are never touched.
+2. *re-step*: the affected triples get new steps by Dijkstra from the
+   unaffected ones; those that get none are no longer derivable: removed.
+3. *recount*: every instance with a removed body atom is subtracted once
+   from its head's count.
+
+DRed (``algorithm="dred"``) replaces step 1 with DRed's over-deletion of
+every consequence; steps 2 and 3 are DRed's re-derivation and need no other
+code, so both algorithms leave identical records.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from trine.store.keys import Record
+from trine.store.txn import Txn
+
+from .rules import SCHEMA_PREDICATES, Triple, backward_instances, forward_instances
+
+INF = 1 << 30
+ALGORITHMS = ("counting", "dred")
+
+
+@dataclass
+class UpdateReport:
+    """What one add or remove did."""
+
+    requested: int = 0
+    explicit_added: int = 0          # new explicit triples (not stored before)
+    made_explicit: int = 0           # derived triples that became explicit
+    already_explicit: int = 0
+    explicit_removed: int = 0
+    not_explicit: list[Triple] = field(default_factory=list)  # removal asked for non-explicit triples
+    still_derived: int = 0           # removed explicit triples that stay as derived
+    derived_added: int = 0
+    derived_removed: int = 0
+    affected: int = 0                # triples whose step/derivability was re-examined
+
+    @property
+    def triples_added(self) -> int:
+        return self.explicit_added + self.derived_added
+
+    @property
+    def triples_removed(self) -> int:
+        return self.derived_removed + self.explicit_removed - self.still_derived
+
+
+class SchemaCache:
+    """The schema triples (spo, sco, dom, range) of the store, in memory, both ways."""
+
+    def __init__(self, txn: Txn):
+        self.fwd: dict[int, dict[int, set[int]]] = {}
+        self.bwd: dict[int, dict[int, set[int]]] = {}
+        for p in SCHEMA_PREDICATES:
+            f: dict[int, set[int]] = {}
+            b: dict[int, set[int]] = {}
+            self.fwd[p], self.bwd[p] = f, b
+            for s, _, o in txn.scan(None, p, None):
+                f.setdefault(s, set()).add(o)
+                b.setdefault(o, set()).add(s)
+
+    def add(self, s: int, p: int, o: int) -> None:
+        self.fwd[p].setdefault(s, set()).add(o)
+        self.bwd[p].setdefault(o, set()).add(s)
+
+    def remove(self, s: int, p: int, o: int) -> None:
+        self.fwd[p][s].discard(o)
+        self.bwd[p][o].discard(s)
+
+
+class Maintainer:
+    """A view of the materialisation during one update (the rules' View)."""
+
+    def __init__(self, txn: Txn):
+        self.txn = txn
+        self.schema = SchemaCache(txn)
+        self.records: dict[Triple, Record] = {}   # changed or cached records
+        self.report = UpdateReport()
+
+    # --- the View protocol used by rules --------------------------------
+    def record(self, t: Triple) -> Record | None:
+        r = self.records.get(t)
+        if r is None:
+            r = self.txn.record(*t)
+            if r is not None:
+                self.records[t] = r
+        return r
+
+    def contains(self, t: Triple) -> bool:
+        s, p, o = t
+        f = self.schema.fwd.get(p)
+        if f is not None:
+            objs = f.get(s)
+            return objs is not None and o in objs
+        return self.record(t) is not None
+
+    def objects(self, s: int, p: int) -> Iterator[int]:
+        f = self.schema.fwd.get(p)
+        if f is not None:
+            return iter(tuple(f.get(s, ())))
+        return (t[2] for t in self.txn.scan(s, p, None))
+
+    def subjects(self, p: int, o: int) -> Iterator[int]:
+        b = self.schema.bwd.get(p)
+        if b is not None:
+            return iter(tuple(b.get(o, ())))
+        return (t[0] for t in self.txn.scan(None, p, o))
+
+    def pairs(self, p: int) -> Iterator[tuple[int, int]]:
+        f = self.schema.fwd.get(p)
+        if f is not None:
+            return iter([(s, o) for s, objs in f.items() for o in objs])
+        return ((t[0], t[2]) for t in list(self.txn.scan(None, p, None)))
+
+    def step(self, t: Triple) -> int:
+        r = self.record(t)
+        assert r is not None, t
+        return r.step
+
+    # --- physical changes -------------------------------------------------
+    def _store_new(self, t: Triple, rec: Record) -> None:
+        self.txn.insert(*t, rec)
+        self.records[t] = rec
+        if t[1] in self.schema.fwd:
+            self.schema.add(*t)
+
+    def _drop(self, t: Triple) -> None:
+        self.txn.delete(*t)
+        self.records.pop(t, None)
+        if t[1] in self.schema.fwd:
+            self.schema.remove(*t)
+
+    def _write_back(self, changed: Iterable[Triple]) -> None:
+        for t in changed:
+            self.txn.set_record(*t, self.records[t])
+
+    # --- insertion --------------------------------------------------------
+    def insert(self, triples: Iterable[Triple]) -> UpdateReport:
+        rep = self.report
+        queue: deque[Triple] = deque()
+        pending: set[Triple] = set()
+        seeds: list[Triple] = []
+        changed: set[Triple] = set()
+        for t in dict.fromkeys(triples):
+            rep.requested += 1
+            rec = self.record(t)
+            if rec is None:
+                self._store_new(t, Record(True, 1, 0))
+                queue.append(t)
+                pending.add(t)
+                rep.explicit_added += 1
+            elif rec.explicit:
+                rep.already_explicit += 1
+                continue
+            else:
+                self.records[t] = Record(True, rec.count + 1, 0)
+                rep.made_explicit += 1
+            seeds.append(t)
+            changed.add(t)
+
+        while queue:
+            t = queue.popleft()
+            pending.discard(t)
+            for b1, b2, h in forward_instances(t, self):
+                if (b2 if b1 == t else b1) in pending:
+                    continue  # counted when that atom is processed
+                rec = self.record(h)
+                if rec is None:
+                    self._store_new(h, Record(False, 1, INF))
+                    queue.append(h)
+                    pending.add(h)
+                    rep.derived_added += 1
+                else:
+                    self.records[h] = rec._replace(count=rec.count + 1)
+                changed.add(h)
+
+        heap = [(0, t) for t in seeds]
+        while heap:
+            d, t = heapq.heappop(heap)
+            if d > self.step(t):
+                continue
+            for b1, b2, h in forward_instances(t, self):
+                cand = 1 + max(self.step(b1), self.step(b2))
+                rec = self.record(h)
+                if cand < rec.step:  # type: ignore[union-attr]
+                    self.records[h] = rec._replace(step=cand)  # type: ignore[union-attr]
+                    changed.add(h)
+                    heapq.heappush(heap, (cand, h))
+        rep.affected = len(changed)
+        self._write_back(changed)
+        return rep
+
+    # --- deletion ---------------------------------------------------------
+    def delete(self, triples: Iterable[Triple], algorithm: str = "counting") -> UpdateReport:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown deletion algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+        rep = self.report
+        targets: list[Triple] = []
+        for t in dict.fromkeys(triples):
+            rep.requested += 1
+            rec = self.record(t)
+            if rec is None or not rec.explicit:
+                rep.not_explicit.append(t)
+                continue
+            self.records[t] = Record(False, rec.count - 1, rec.step)
+            targets.append(t)
+        rep.explicit_removed = len(targets)
+        if not targets:
+            return rep
+
+        affected = self._overdelete(targets) if algorithm == "dred" else self._affected(targets)
+        final = self._restep(affected)
+        removed = [t for t in affected if t not in final]
+        removed_set = set(removed)
+        changed = set(targets)
+        done: set[Triple] = set()
+        for r in removed:
+            for b1, b2, h in forward_instances(r, self):
+                if (b2 if b1 == r else b1) in done or h in removed_set:
+                    continue
+                rec = self.record(h)
+                self.records[h] = rec._replace(count=rec.count - 1)  # type: ignore[union-attr]
+                changed.add(h)
+            done.add(r)
+        for t, d in final.items():
+            rec = self.record(t)
+            if rec.step != d:  # type: ignore[union-attr]
+                self.records[t] = rec._replace(step=d)  # type: ignore[union-attr]
+                changed.add(t)
+        for r in removed:
+            self._drop(r)
+        self._write_back(changed - removed_set)
+        rep.affected = len(affected)
+        rep.still_derived = sum(1 for t in targets if t in final)
+        rep.derived_removed = len(removed) - (len(targets) - rep.still_derived)
+        return rep
+
+    def _affected(self, targets: list[Triple]) -> set[Triple]:
+        """Triples whose old step is no longer supported (in old-step order)."""
+        heap = [(0, t) for t in targets]
+        affected: set[Triple] = set()
+        decided: set[Triple] = set()
+        while heap:
+            sigma, h = heapq.heappop(heap)
+            if h in decided:
+                continue
+            decided.add(h)
+            if self.record(h).explicit:  # type: ignore[union-attr]
+                continue
+            if any(b1 not in affected and b2 not in affected
+                   and 1 + max(self.step(b1), self.step(b2)) == sigma
+                   for b1, b2 in backward_instances(h, self)):
+                continue
+            affected.add(h)
+            for b1, b2, h2 in forward_instances(h, self):
+                if h2 in decided:
+                    continue
+                r2 = self.record(h2)
+                if not r2.explicit and r2.step == 1 + max(self.step(b1), self.step(b2)):  # type: ignore[union-attr]
+                    heapq.heappush(heap, (r2.step, h2))  # type: ignore[union-attr]
+        return affected
+
+    def _overdelete(self, targets: list[Triple]) -> set[Triple]:
+        """DRed: every triple with a derivation through a deleted one."""
+        affected = set(targets)
+        stack = list(targets)
+        while stack:
+            h = stack.pop()
+            for _, _, h2 in forward_instances(h, self):
+                if h2 not in affected and not self.record(h2).explicit:  # type: ignore[union-attr]
+                    affected.add(h2)
+                    stack.append(h2)
+        return affected
+
+    def _restep(self, affected: set[Triple]) -> dict[Triple, int]:
+        """New steps of the affected triples still derivable from the rest."""
+        tentative: dict[Triple, int] = {}
+        heap: list[tuple[int, Triple]] = []
+        for h in affected:
+            best = INF
+            for b1, b2 in backward_instances(h, self):
+                if b1 not in affected and b2 not in affected:
+                    best = min(best, 1 + max(self.step(b1), self.step(b2)))
+            if best < INF:
+                tentative[h] = best
+                heap.append((best, h))
+        heapq.heapify(heap)
+        final: dict[Triple, int] = {}
+        while heap:
+            d, h = heapq.heappop(heap)
+            if h in final or d != tentative[h]:
+                continue
+            final[h] = d
+            for b1, b2, h2 in forward_instances(h, self):
+                if h2 not in affected or h2 in final:
+                    continue
+                other = b2 if b1 == h else b1
+                if other in affected:
+                    if other not in final:
+                        continue
+                    so = final[other]
+                else:
+                    so = self.step(other)
+                cand = 1 + max(d, so)
+                if cand < tentative.get(h2, INF):
+                    tentative[h2] = cand
+                    heapq.heappush(heap, (cand, h2))
+        return final
+
+
+def insert(txn: Txn, triples: Iterable[Triple]) -> UpdateReport:
+    return Maintainer(txn).insert(triples)
+
+
+def delete(txn: Txn, triples: Iterable[Triple], algorithm: str = "counting") -> UpdateReport:
+    return Maintainer(txn).delete(triples, algorithm)
