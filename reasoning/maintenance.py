@@ -35,7 +35,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from trine.store.keys import Record
+from trine.store.keys import MAX_STEP, Record
 from trine.store.txn import Txn
 
 from .rules import SCHEMA_PREDICATES, Triple, backward_instances, forward_instances
@@ -142,7 +142,9 @@ class Maintainer:
 
     # --- physical changes -------------------------------------------------
     def _store_new(self, t: Triple, rec: Record) -> None:
-        self.txn.insert(*t, rec)
+        # A new derived triple's step is unknown (INF) until the step pass;
+        # the stored placeholder is overwritten by _write_back.
+        self.txn.insert(*t, rec._replace(step=min(rec.step, MAX_STEP)))
         self.records[t] = rec
         if t[1] in self.schema.fwd:
             self.schema.add(*t)
@@ -284,13 +286,17 @@ class Maintainer:
         return affected
 
     def _overdelete(self, targets: list[Triple]) -> set[Triple]:
-        """DRed: every triple with a derivation through a deleted one."""
+        """DRed's over-deletion: every triple with a derivation through a deleted one.
+
+        As in DynamiTE and Gupta et al., explicit triples are over-deleted too
+        and come back in re-derivation (``_restep`` gives them step 0).
+        """
         affected = set(targets)
         stack = list(targets)
         while stack:
             h = stack.pop()
             for _, _, h2 in forward_instances(h, self):
-                if h2 not in affected and not self.record(h2).explicit:  # type: ignore[union-attr]
+                if h2 not in affected:
                     affected.add(h2)
                     stack.append(h2)
         return affected
@@ -300,6 +306,10 @@ class Maintainer:
         tentative: dict[Triple, int] = {}
         heap: list[tuple[int, Triple]] = []
         for h in affected:
+            if self.record(h).explicit:  # type: ignore[union-attr]
+                tentative[h] = 0
+                heap.append((0, h))
+                continue
             best = INF
             for b1, b2 in backward_instances(h, self):
                 if b1 not in affected and b2 not in affected:

@@ -18,6 +18,7 @@ transaction and reopen.
 from __future__ import annotations
 
 import fcntl
+import threading
 import os
 import shutil
 import struct
@@ -55,6 +56,47 @@ def _open_env(path: Path, readonly: bool, map_size: int | None = None) -> lmdb.E
         str(path), map_size=size, max_dbs=MAX_DBS, readonly=readonly,
         subdir=True, max_readers=256, readahead=False, meminit=False,
     )
+
+
+class _SharedEnv:
+    """One process-wide handle per environment directory (LMDB allows only one)."""
+
+    def __init__(self, env: lmdb.Environment, dbs: dict):
+        self.env, self.dbs, self.refs = env, dbs, 0
+
+
+_SHARED: dict[str, _SharedEnv] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _acquire_env(path: Path, readonly: bool) -> _SharedEnv:
+    key = os.path.realpath(path)
+    with _SHARED_LOCK:
+        shared = _SHARED.get(key)
+        if shared is None:
+            # Read-only-ness is enforced per handle (Database.writer_lock); the
+            # shared environment is writable unless the OS says otherwise.
+            try:
+                env = _open_env(path, readonly=False)
+            except lmdb.Error:
+                if not readonly:
+                    raise
+                env = _open_env(path, readonly=True)
+            shared = _SHARED[key] = _SharedEnv(env, open_databases(env, create=False))
+        shared.refs += 1
+        return shared
+
+
+def _release_env(path: Path) -> None:
+    key = os.path.realpath(path)
+    with _SHARED_LOCK:
+        shared = _SHARED.get(key)
+        if shared is None:
+            return
+        shared.refs -= 1
+        if shared.refs <= 0:
+            shared.env.close()
+            del _SHARED[key]
 
 
 def _file_size(p: Path) -> int:
@@ -158,11 +200,11 @@ class Database:
 
     def _reopen(self) -> None:
         if self._env is not None:
-            self._env.close()
+            _release_env(self._env_dir)
         self._current_stat = self._stat_current()
-        env_path = self.path / self._current_name()
-        self._env = _open_env(env_path, readonly=self.readonly)
-        self._dbs = open_databases(self._env, create=False)
+        self._env_dir = self.path / self._current_name()
+        shared = _acquire_env(self._env_dir, readonly=self.readonly)
+        self._env, self._dbs = shared.env, shared.dbs
 
     def _ensure_current(self) -> None:
         if self._stat_current() != self._current_stat:
@@ -179,7 +221,7 @@ class Database:
 
     def close(self) -> None:
         if self._env is not None:
-            self._env.close()
+            _release_env(self._env_dir)
             self._env = None
 
     # --- transactions ----------------------------------------------------

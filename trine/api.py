@@ -93,6 +93,8 @@ class Store:
         return self._update(canon, lambda txn, ids: maintenance.delete(txn, ids, algorithm), intern=False)
 
     def _update(self, canon: list, apply: Callable[[Txn, list], UpdateReport], intern: bool) -> UpdateReport:
+        canon = list(dict.fromkeys(canon))
+
         def run(txn: Txn) -> UpdateReport:
             if intern:
                 cache: dict[str, int] = {}

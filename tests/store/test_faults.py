@@ -1,0 +1,130 @@
+"""Crashes, concurrent readers and competing writers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import rdflib
+
+from trine import Store
+from trine.store.database import Database, WriterBusy
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "fixtures" / "lubm1-gen.nt.gz"
+ONTOLOGY = ROOT / "fixtures" / "univ-bench.nt"
+EX = rdflib.Namespace("http://x/")
+
+
+def small_store(path: Path) -> list[str]:
+    with Store.open(path) as s:
+        s.add([(EX.a, rdflib.RDFS.subClassOf, EX.b), (EX.i, rdflib.RDF.type, EX.a)])
+        return s.dump_lines(annotate=True)
+
+
+def run_and_kill(args: list[str], wait_for, timeout: float = 60) -> None:
+    """Start a process, SIGKILL it as soon as ``wait_for()`` is true."""
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + timeout
+        while not wait_for() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "the process finished before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+
+
+def test_sigkill_mid_load_keeps_previous_store(tmp_path):
+    db = tmp_path / "db"
+    before = small_store(db)
+    # kill once the new environment is being written
+    run_and_kill([sys.executable, "-m", "trine.cli.main", "load", str(db), str(BUNDLED), str(ONTOLOGY),
+                  "--engine", "local", "-q"],
+                 wait_for=lambda: any(p.name.endswith(".tmp") and any(p.iterdir()) for p in db.glob("env-*")))
+    with Store.open(db) as s:
+        assert s.check(deep=True).ok
+        assert s.dump_lines(annotate=True) == before
+        s.add([(EX.j, rdflib.RDF.type, EX.a)])  # and it is still writable
+        assert (EX.j, rdflib.RDF.type, EX.b) in s
+
+
+def test_sigkill_mid_update_keeps_previous_store(tmp_path):
+    db = tmp_path / "db"
+    before = small_store(db)
+    marker = tmp_path / "started"
+    script = (
+        "import sys, pathlib; from trine import Store\n"
+        "s = Store.open(sys.argv[1])\n"
+        "import trine.reasoning.maintenance as m\n"
+        "orig = m.Maintainer.insert\n"
+        "def slow(self, ts):\n"
+        "    r = orig(self, ts); pathlib.Path(sys.argv[3]).write_text('x')\n"
+        "    import time; time.sleep(60); return r\n"
+        "m.Maintainer.insert = slow\n"
+        "s.add_files([sys.argv[2]])\n"
+    )
+    run_and_kill([sys.executable, "-c", script, str(db), str(BUNDLED), str(marker)], wait_for=marker.exists)
+    with Store.open(db) as s:
+        assert s.check(deep=True).ok
+        assert s.dump_lines(annotate=True) == before
+
+
+def test_readers_see_last_committed_state_while_writer_works(tmp_path):
+    db = tmp_path / "db"
+    small_store(db)
+    reader = Database(db)
+    with reader.read() as snapshot:
+        n0 = snapshot.n_triples()
+        with Store.open(db) as w:  # a second handle writes meanwhile
+            w.add([(EX.k, rdflib.RDF.type, EX.a)])
+            w.load([BUNDLED], engine="local")  # swaps the environment
+        assert snapshot.n_triples() == n0  # the old snapshot is stable
+        assert sum(1 for _ in snapshot.scan()) == n0
+    with reader.read() as fresh:
+        assert fresh.n_triples() > n0
+    reader.close()
+
+
+def test_reader_in_other_process_during_write(tmp_path):
+    db = tmp_path / "db"
+    small_store(db)
+    code = ("import sys; from trine import Store; s = Store.open(sys.argv[1], readonly=True); "
+            "print(len(s))")
+    out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True)
+    assert int(out.stdout) == 3
+
+
+def test_second_writer_waits_or_fails_clearly(tmp_path):
+    db = tmp_path / "db"
+    small_store(db)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from trine.store.database import Database\n"
+                               "d = Database(sys.argv[1])\n"
+                               "with d.writer_lock():\n"
+                               "    print('locked', flush=True); time.sleep(30)\n", str(db)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        d = Database(db)
+        with pytest.raises(WriterBusy, match="another process is writing"):
+            d.write(lambda t: None, wait=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    with Store.open(db) as s:  # lock released by the kernel when the holder died
+        s.add([(EX.z, rdflib.RDF.type, EX.a)])
+
+
+def test_map_grows_by_itself(tmp_path, monkeypatch):
+    import trine.store.database as database
+    monkeypatch.setattr(database, "INITIAL_MAP_SIZE", 1 << 20)  # 1 MiB: far too small
+    with Store.open(tmp_path / "db") as s:
+        s.add([(EX[f"s{i}"], EX.p, rdflib.Literal("x" * 200 + str(i))) for i in range(20000)])
+        assert len(s) == 20000
+        assert s.check().ok
