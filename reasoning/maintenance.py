@@ -98,6 +98,8 @@ class Maintainer:
         self.txn = txn
         self.schema = SchemaCache(txn)
         self.records: dict[Triple, Record] = {}   # changed or cached records
+        self._backward: dict[Triple, list[tuple[Triple, Triple]]] = {}
+        self._fwd: dict[Triple, list] = {}
         self.report = UpdateReport()
 
     # --- the View protocol used by rules --------------------------------
@@ -134,6 +136,14 @@ class Maintainer:
         if f is not None:
             return iter([(s, o) for s, objs in f.items() for o in objs])
         return ((t[0], t[2]) for t in list(self.txn.scan(None, p, None)))
+
+    def _forward(self, t: Triple) -> list:
+        """forward_instances(t), memoised: deletion reads an unchanging store
+        until its final physical removal, and visits a triple up to 3 times."""
+        got = self._fwd.get(t)
+        if got is None:
+            got = self._fwd[t] = list(forward_instances(t, self))
+        return got
 
     def step(self, t: Triple) -> int:
         r = self.record(t)
@@ -240,7 +250,7 @@ class Maintainer:
         changed = set(targets)
         done: set[Triple] = set()
         for r in removed:
-            for b1, b2, h in forward_instances(r, self):
+            for b1, b2, h in self._forward(r):
                 if (b2 if b1 == r else b1) in done or h in removed_set:
                     continue
                 rec = self.record(h)
@@ -270,14 +280,24 @@ class Maintainer:
             if h in decided:
                 continue
             decided.add(h)
-            if self.record(h).explicit:  # type: ignore[union-attr]
+            rec = self.record(h)
+            if rec.explicit:  # type: ignore[union-attr]
                 continue
-            if any(b1 not in affected and b2 not in affected
-                   and 1 + max(self.step(b1), self.step(b2)) == sigma
-                   for b1, b2 in backward_instances(h, self)):
-                continue
+            # count 0: no instance derives h at all, so nothing can support it.
+            if rec.count > 0:  # type: ignore[union-attr]
+                seen = []
+                supported = False
+                for b1, b2 in backward_instances(h, self):
+                    if (b1 not in affected and b2 not in affected
+                            and 1 + max(self.step(b1), self.step(b2)) == sigma):
+                        supported = True
+                        break
+                    seen.append((b1, b2))
+                if supported:
+                    continue
+                self._backward[h] = seen  # all of them: re-step needs no second enumeration
             affected.add(h)
-            for b1, b2, h2 in forward_instances(h, self):
+            for b1, b2, h2 in self._forward(h):
                 if h2 in decided:
                     continue
                 r2 = self.record(h2)
@@ -295,7 +315,7 @@ class Maintainer:
         stack = list(targets)
         while stack:
             h = stack.pop()
-            for _, _, h2 in forward_instances(h, self):
+            for _, _, h2 in self._forward(h):
                 if h2 not in affected:
                     affected.add(h2)
                     stack.append(h2)
@@ -311,7 +331,10 @@ class Maintainer:
                 heap.append((0, h))
                 continue
             best = INF
-            for b1, b2 in backward_instances(h, self):
+            if self.record(h).count == 0:  # type: ignore[union-attr]
+                continue  # no instance derives it (and none can: nothing is added)
+            cached = self._backward.get(h)
+            for b1, b2 in cached if cached is not None else backward_instances(h, self):
                 if b1 not in affected and b2 not in affected:
                     best = min(best, 1 + max(self.step(b1), self.step(b2)))
             if best < INF:
@@ -324,7 +347,7 @@ class Maintainer:
             if h in final or d != tentative[h]:
                 continue
             final[h] = d
-            for b1, b2, h2 in forward_instances(h, self):
+            for b1, b2, h2 in self._forward(h):
                 if h2 not in affected or h2 in final:
                     continue
                 other = b2 if b1 == h else b1

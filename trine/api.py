@@ -101,8 +101,9 @@ class Store:
                 ids = [tuple(txn.intern_all(t, cache)) for t in canon]
             else:
                 ids, missing = [], []
+                known: dict[str, int | None] = {}
                 for t in canon:
-                    tid = tuple(txn.term_id(x) for x in t)
+                    tid = tuple(known[x] if x in known else known.setdefault(x, txn.term_id(x)) for x in t)
                     (missing if None in tid else ids).append(t if None in tid else tid)
             rep = apply(txn, ids)
             if not intern:

@@ -1,0 +1,188 @@
+"""The one place where trine creates (and configures) its SparkSession.
+
+Configuration, in increasing precedence:
+
+* defaults for a small machine: ``local[*]``, 8g of driver memory, the Spark
+  UI off, log level WARN, ``spark.sql.shuffle.partitions`` = 8;
+* the environment: ``TRINE_SPARK_MASTER`` (a Spark master URL) and
+  ``TRINE_SPARK_CONF`` (``key=value`` entries separated by ``;`` or newlines);
+* the caller: ``master=`` and ``conf=`` (a mapping, or ``key=value`` strings as
+  given to the repeatable ``--spark-conf`` option).
+
+The JVM's own settings (driver memory, extra JVM options) only take effect
+when the first session of the process starts the JVM; later sessions with a
+different master or conf stop the old SparkContext and start a new one in
+the same JVM.
+
+pyspark is imported lazily: importing this module (for ``SparkUnavailable``)
+works on a machine without Spark or Java.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from typing import Any, Iterable, Mapping
+
+from trine.store.database import StoreError
+
+JAVA_MESSAGE = "trine: Spark needs Java 17+ (JAVA_HOME or java on PATH); use --engine local"
+PYSPARK_MESSAGE = "trine: Spark needs pyspark (pip install 'trine[spark]'); use --engine local"
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_CONF: dict[str, str] = {
+    "spark.driver.memory": "8g",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    # Let explicit broadcast hints decide; never broadcast by (unreliable) size estimates.
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.ansi.enabled": "false",
+    "spark.python.worker.reuse": "true",
+    "spark.driver.maxResultSize": "4g",
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.rdd.compress": "true",
+}
+_LOCAL_ONLY = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
+class SparkUnavailable(StoreError):
+    """Spark cannot run here (no Java, or no pyspark); use the local engine."""
+
+
+_lock = threading.RLock()
+_java_checked: str | None = None
+_active_key: tuple | None = None
+
+
+def java_executable() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        cand = os.path.join(home, "bin", "java")
+        if os.access(cand, os.X_OK):
+            return cand
+    return shutil.which("java")
+
+
+def _java_major(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def check_spark() -> None:
+    """Raise SparkUnavailable with one clear line if Spark cannot run here."""
+    global _java_checked
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise SparkUnavailable(PYSPARK_MESSAGE) from None
+    java = java_executable()
+    if java is None:
+        raise SparkUnavailable(JAVA_MESSAGE)
+    if _java_checked == java:
+        return
+    major = _java_major(java)
+    if major is None or major < 17:
+        raise SparkUnavailable(JAVA_MESSAGE)
+    _java_checked = java
+
+
+def parse_conf(entries: Mapping[str, Any] | Iterable[str] | str | None) -> dict[str, str]:
+    """``key=value`` entries (a mapping, strings, or one ``;``/newline separated string)."""
+    if entries is None:
+        return {}
+    if isinstance(entries, Mapping):
+        return {str(k): str(v) for k, v in entries.items()}
+    if isinstance(entries, str):
+        entries = [e for e in re.split(r"[;\n]", entries)]
+    out: dict[str, str] = {}
+    for e in entries:
+        e = e.strip()
+        if not e:
+            continue
+        if "=" not in e:
+            raise ValueError(f"Spark configuration entry {e!r} is not key=value")
+        k, v = e.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def effective_settings(master: str | None = None,
+                       conf: Mapping[str, Any] | Iterable[str] | str | None = None) -> tuple[str, dict[str, str]]:
+    """The master URL and the Spark configuration a session would get."""
+    m = master or os.environ.get("TRINE_SPARK_MASTER") or DEFAULT_MASTER
+    c = dict(DEFAULT_CONF)
+    if m.startswith("local"):
+        c.update(_LOCAL_ONLY)
+    else:
+        c["spark.driver.host"] = os.environ.get("TRINE_SPARK_DRIVER_HOST", c.get("spark.driver.host", "127.0.0.1"))
+    # Executors run the driver's interpreter (trine and its dependencies must be installed there).
+    c.setdefault("spark.pyspark.python", sys.executable)
+    c.setdefault("spark.pyspark.driver.python", sys.executable)
+    c.update(parse_conf(os.environ.get("TRINE_SPARK_CONF")))
+    c.update(parse_conf(conf))
+    return m, c
+
+
+def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[str] | str | None = None):
+    """The process's SparkSession for these settings (created or reused)."""
+    global _active_key
+    check_spark()
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    m, c = effective_settings(master, conf)
+    key = (m, tuple(sorted(c.items())))
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is None:
+            sc = SparkContext._active_spark_context
+            if sc is not None and _active_key == key:
+                active = SparkSession(sc)
+        if active is not None and _active_key == key:
+            return active
+        if SparkContext._active_spark_context is not None:
+            SparkContext._active_spark_context.stop()
+            SparkSession._instantiatedSession = None
+            SparkSession._activeSession = None
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = SparkSession.builder.master(m).appName("trine")
+        for k, v in c.items():
+            builder = builder.config(k, v)
+        try:
+            spark = builder.getOrCreate()
+        except Exception as e:  # a JVM that cannot start
+            if "JAVA_GATEWAY_EXITED" in str(e) or "Java gateway process exited" in str(e):
+                raise SparkUnavailable(JAVA_MESSAGE) from e
+            raise
+        spark.sparkContext.setLogLevel("WARN")
+        _active_key = key
+        return spark
+
+
+def stop_session() -> None:
+    """Stop the process's Spark session, if any (the JVM stays up)."""
+    global _active_key
+    with _lock:
+        try:
+            from pyspark import SparkContext
+            from pyspark.sql import SparkSession
+        except ImportError:
+            return
+        if SparkContext._active_spark_context is not None:
+            SparkContext._active_spark_context.stop()
+        SparkSession._instantiatedSession = None
+        SparkSession._activeSession = None
+        _active_key = None
