@@ -1,0 +1,1 @@
+"""trine's benchmark harness: ``python -m bench.run`` (``make bench``), ``python -m bench.report``."""
