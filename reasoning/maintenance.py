@@ -31,6 +31,7 @@ code, so both algorithms leave identical records.
 from __future__ import annotations
 
 import heapq
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -58,6 +59,7 @@ class UpdateReport:
     derived_added: int = 0
     derived_removed: int = 0
     affected: int = 0                # triples whose step/derivability was re-examined
+    seconds: float = 0.0             # time spent maintaining the closure (inside the transaction)
 
     @property
     def triples_added(self) -> int:
@@ -365,8 +367,14 @@ class Maintainer:
 
 
 def insert(txn: Txn, triples: Iterable[Triple]) -> UpdateReport:
-    return Maintainer(txn).insert(triples)
+    t0 = time.perf_counter()
+    rep = Maintainer(txn).insert(triples)
+    rep.seconds = time.perf_counter() - t0
+    return rep
 
 
 def delete(txn: Txn, triples: Iterable[Triple], algorithm: str = "counting") -> UpdateReport:
-    return Maintainer(txn).delete(triples, algorithm)
+    t0 = time.perf_counter()
+    rep = Maintainer(txn).delete(triples, algorithm)
+    rep.seconds = time.perf_counter() - t0
+    return rep
