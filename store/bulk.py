@@ -90,7 +90,7 @@ def encode_files(paths: Iterable[str | Path], dictionary: Dictionary, skip_inval
     encode = dictionary.encode
     ids = dictionary.ids
     n = 0
-    for path in paths:
+    for path in ntriples.expand_inputs(paths):
         for s, p, o in ntriples.read_triples(path, skip_invalid=skip_invalid, errors=errors):
             col.append(ids.get(s) or encode(s))
             col.append(ids.get(p) or encode(p))

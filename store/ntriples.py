@@ -255,6 +255,19 @@ def open_input(path: str | Path) -> BinaryIO:
     return f
 
 
+def expand_inputs(paths: Iterable[str | Path]) -> list[str]:
+    """Files to read for a list of inputs: directories become their files
+    (recursively, sorted, hidden files skipped); '-' stays standard input."""
+    out: list[str] = []
+    for p in paths:
+        if str(p) != "-" and Path(p).is_dir():
+            out.extend(str(f) for f in sorted(Path(p).rglob("*"))
+                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        else:
+            out.append(str(p))
+    return out
+
+
 def source_name(path: str | Path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 

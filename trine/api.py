@@ -73,7 +73,7 @@ class Store:
 
     def add(self, triples: Iterable[RdfTriple]) -> UpdateReport:
         """Add explicit triples (rdflib terms) and update the materialisation."""
-        canon = [tuple(from_rdflib(x) for x in t) for t in triples]
+        canon = [_valid_triple(t) for t in triples]
         return self._update(canon, lambda txn, ids: maintenance.insert(txn, ids), intern=True)
 
     def remove(self, triples: Iterable[RdfTriple], algorithm: str = "counting") -> UpdateReport:
@@ -202,6 +202,16 @@ class Store:
         self.db.write(lambda txn: txn.bind(prefix, namespace))
 
 
+def _valid_triple(t: RdfTriple) -> tuple[str, str, str]:
+    """Canonical strings of an RDF triple; ValueError for one RDF does not allow."""
+    s, p, o = (from_rdflib(x) for x in t)
+    if s[0] == '"':
+        raise ValueError(f"a literal cannot be the subject of a triple: {t[0]!r}")
+    if p[0] != "<":
+        raise ValueError(f"the predicate of a triple must be an IRI: {t[1]!r}")
+    return s, p, o
+
+
 def _statement_key(line: str) -> str:
     i = line.find(" # explicit=")
     return line if i < 0 else line[:i]
@@ -210,7 +220,7 @@ def _statement_key(line: str) -> str:
 def _read_all(paths: Sequence[str | os.PathLike], skip_invalid: bool,
               errors: list[ntriples.ParseError] | None) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
-    for p in paths:
+    for p in ntriples.expand_inputs(paths):
         out.extend(ntriples.read_triples(p, skip_invalid=skip_invalid, errors=errors))
     return out
 

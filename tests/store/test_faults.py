@@ -128,3 +128,23 @@ def test_map_grows_by_itself(tmp_path, monkeypatch):
         s.add([(EX[f"s{i}"], EX.p, rdflib.Literal("x" * 200 + str(i))) for i in range(20000)])
         assert len(s) == 20000
         assert s.check().ok
+
+
+def test_api_rejects_invalid_triples_and_changes_nothing(tmp_path):
+    with Store.open(tmp_path / "db") as s:
+        s.add([(EX.a, EX.p, EX.b)])
+        with pytest.raises(ValueError, match="literal cannot be the subject"):
+            s.add([(EX.c, EX.p, EX.d), (rdflib.Literal("x"), EX.p, EX.b)])
+        with pytest.raises(ValueError, match="must be an IRI"):
+            s.add([(EX.a, rdflib.BNode(), EX.b)])
+        assert len(s) == 1
+
+
+def test_load_a_directory(tmp_path):
+    d = tmp_path / "in"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.nt").write_text("<http://x/a> <http://x/p> <http://x/b> .\n")
+    (d / "sub" / "b.nt").write_text("<http://x/c> <http://x/p> <http://x/d> .\n")
+    with Store.open(tmp_path / "db") as s:
+        s.load([d], engine="local")
+        assert len(s) == 2
