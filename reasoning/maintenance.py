@@ -198,7 +198,8 @@ class Maintainer:
         while queue:
             t = queue.popleft()
             pending.discard(t)
-            for b1, b2, h in forward_instances(t, self):
+            # Enumerate before writing: no cursor is iterated across a put.
+            for b1, b2, h in list(forward_instances(t, self)):
                 if (b2 if b1 == t else b1) in pending:
                     continue  # counted when that atom is processed
                 rec = self.record(h)
