@@ -291,25 +291,25 @@ class Txn:
         self._delta_triples += 1
         self._delta_explicit += rec.explicit
 
-    def set_record(self, s: int, p: int, o: int, rec: Record) -> None:
-        """Replace the record of a stored triple."""
+    def _take_spo(self, s: int, p: int, o: int) -> Record:
+        """Delete a triple's SPO entry; returns the record it held."""
         c = self.cursor("spo")
         pair = _PAIR.pack(p, o)
         if not c.set_range_dup(_ID.pack(s), pair) or c.value()[:PAIR_BYTES] != pair:
             raise KeyError(f"triple {(s, p, o)} is not stored")
         old = unpack_spo_value(c.value())[2]
         c.delete()
+        return old
+
+    def set_record(self, s: int, p: int, o: int, rec: Record) -> None:
+        """Replace the record of a stored triple."""
+        old = self._take_spo(s, p, o)
         self.txn.put(_ID.pack(s), pack_spo_value(p, o, rec), db=self.dbs["spo"], dupdata=True)
         self._delta_explicit += int(rec.explicit) - int(old.explicit)
 
     def delete(self, s: int, p: int, o: int) -> Record:
         """Remove a stored triple from all six indexes; returns its record."""
-        c = self.cursor("spo")
-        pair = _PAIR.pack(p, o)
-        if not c.set_range_dup(_ID.pack(s), pair) or c.value()[:PAIR_BYTES] != pair:
-            raise KeyError(f"triple {(s, p, o)} is not stored")
-        old = unpack_spo_value(c.value())[2]
-        c.delete()
+        old = self._take_spo(s, p, o)
         ids = (s, p, o)
         for name in ("sop", "pso", "pos", "osp", "ops"):
             a, b, cc = PERMUTATIONS[name]
