@@ -1,0 +1,302 @@
+"""Running queries against a :class:`trine.Store`: text in, rdflib terms out.
+
+``run_query(store, text, explicit_only=False) -> QueryResult``
+    Parses (a small LRU cache keeps recent parse trees), plans inside one read
+    snapshot, and returns a result whose rows are produced lazily: the
+    snapshot stays open until the rows are exhausted or the result is closed.
+    ``QueryResult.variables`` are the column names, iterating gives tuples of
+    rdflib terms (``None`` for unbound), ``.ask`` is the answer of an ASK.
+
+``explain_query(store, text, analyze=True) -> str``
+    The plan tree with estimated rows per operator and, with ``analyze``, the
+    actual rows after running the query to completion.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Iterator, Mapping
+
+import numpy as np
+from rdflib import Literal, URIRef
+from rdflib.term import Identifier
+
+from .algebra import Query
+from .executor import Batch, Executor, no_gc
+from .parser import DEFAULT_PREFIXES, parse
+from .planner import Aggregate, Ask, PlanNode, plan_query, render, walk
+
+__all__ = ["QueryResult", "run_query", "explain_query", "parse_cached"]
+
+XSD_INTEGER = URIRef("http://www.w3.org/2001/XMLSchema#integer")
+
+
+@lru_cache(maxsize=256)
+def _parse(text: str, prefixes: tuple, allow_bare: bool, base: str | None) -> Query:
+    return parse(text, prefixes=dict(prefixes), allow_bare_patterns=allow_bare, base=base)
+
+
+def parse_cached(text: str, prefixes: Mapping[str, str] | None = None,
+                 allow_bare_patterns: bool = False, base: str | None = None) -> Query:
+    """:func:`trine.query.parser.parse` with a small cache of recent texts
+    (parse trees are immutable)."""
+    return _parse(text, tuple(sorted((prefixes or {}).items())), allow_bare_patterns, base)
+
+
+def _is_streaming(q: Query) -> bool:
+    if q.form == "ASK":
+        return True
+    return (q.limit is not None and not q.order_by and not q.distinct and not q.aggregates)
+
+
+class QueryResult:
+    """The answer of a query.
+
+    * ``variables``: names of the result columns (without ``?``);
+    * iterating yields one tuple per solution, rdflib terms or ``None``;
+      rows are computed on demand and remembered, so the result can be
+      iterated again (use :meth:`stream` to avoid keeping them);
+    * ``ask``: the boolean answer of an ASK query (``None`` for SELECT);
+    * ``form``: ``'SELECT'`` or ``'ASK'``; ``prefixes``: the query's prefix map
+      (used to abbreviate IRIs in the table output).
+
+    A result holds a read snapshot of the store until its rows are exhausted
+    or it is closed (``with store.query(...) as r:`` closes it).
+    """
+
+    def __init__(self, query: Query, variables: list[str], rows: Iterator[tuple] | None,
+                 ask: bool | None = None, plan: PlanNode | None = None,
+                 closer=None):
+        self.query = query
+        self.form = query.form
+        self.variables = variables
+        self.ask = ask
+        self.plan = plan
+        self.prefixes = dict(query.prefixes)
+        self._rows = rows
+        self._cache: list[tuple] = []
+        self._closer = closer
+        self._streamed = False
+        if rows is None:
+            self._finish()
+
+    def _finish(self) -> None:
+        self._rows = None
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            closer()
+
+    def close(self) -> None:
+        """Release the read snapshot (remaining rows are dropped)."""
+        rows = self._rows
+        self._rows = None
+        if rows is not None and hasattr(rows, "close"):
+            rows.close()
+        self._finish()
+
+    def __enter__(self) -> "QueryResult":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _next_chunk(self) -> list[tuple] | None:
+        if self._rows is None:
+            return None
+        try:
+            return next(self._rows)
+        except StopIteration:
+            self._finish()
+            return None
+        except BaseException:
+            self.close()
+            raise
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self._streamed:
+            raise RuntimeError("the rows of this result were streamed already")
+        i = 0
+        while True:
+            if i < len(self._cache):
+                chunk = self._cache[i:]
+                i += len(chunk)
+                yield from chunk
+                continue
+            chunk = self._next_chunk()
+            if chunk is None:
+                return
+            self._cache.extend(chunk)
+
+    def stream(self) -> Iterator[tuple]:
+        """Iterate the rows once without remembering them."""
+        if self._cache:
+            yield from self._cache
+            self._cache = []
+        self._streamed = True
+        try:
+            while True:
+                chunk = self._next_chunk()
+                if chunk is None:
+                    return
+                yield from chunk
+        finally:
+            self.close()
+
+    def chunks(self) -> Iterator[list[tuple]]:
+        """Iterate the rows once, a list of rows at a time (not remembered)."""
+        if self._cache:
+            yield self._cache
+            self._cache = []
+        self._streamed = True
+        try:
+            while True:
+                chunk = self._next_chunk()
+                if chunk is None:
+                    return
+                if chunk:
+                    yield chunk
+        finally:
+            self.close()
+
+    def __bool__(self) -> bool:
+        if self.form == "ASK":
+            return bool(self.ask)
+        return True
+
+    def bindings(self) -> Iterator[dict[str, Identifier]]:
+        """Rows as dicts (unbound variables left out)."""
+        for row in self:
+            yield {v: t for v, t in zip(self.variables, row) if t is not None}
+
+    def __repr__(self) -> str:
+        if self.form == "ASK":
+            return f"<QueryResult ASK {self.ask}>"
+        return f"<QueryResult SELECT {' '.join('?' + v for v in self.variables)}>"
+
+
+def _snapshot_id(store, txn) -> tuple | None:
+    try:
+        return (str(store.db.env.path()), txn.txn.id())
+    except Exception:  # pragma: no cover - stats then stay per query
+        return None
+
+
+def _decode_rows(ex: Executor, batches: Iterator[Batch], names: list) -> Iterator[list[tuple]]:
+    """Lists of rows (tuples of rdflib terms), one list per batch."""
+    for b in batches:
+        if not b.n:
+            continue
+        if not names:
+            yield [()] * b.n
+            continue
+        cols = [b.cols[v] for v in names]
+        with no_gc():
+            terms = ex.dict.load_terms(cols[0] if len(cols) == 1 else np.concatenate(cols))
+            get = terms.__getitem__
+            if len(cols) == 1:
+                rows = [(t,) for t in map(get, cols[0].tolist())]
+            else:
+                rows = list(zip(*[list(map(get, c.tolist())) for c in cols]))
+        yield rows
+
+
+def run_query(store, text: str | Query, explicit_only: bool = False,
+              prefixes: Mapping[str, str] | None = None,
+              allow_bare_patterns: bool = False, base: str | None = None) -> QueryResult:
+    """Run a SELECT or ASK query (text or a parsed :class:`Query`) on a Store.
+
+    ``prefixes`` are predeclared prefixes, ``base`` the initial base IRI,
+    ``allow_bare_patterns`` accepts a bare group body (``?x a ex:C``) as
+    ``SELECT *``; ``explicit_only`` matches explicit triples only.
+    """
+    if isinstance(text, Query):
+        query = text
+    else:
+        query = parse_cached(text, prefixes, allow_bare_patterns, base)
+    ctx = store.db.read()
+    txn = ctx.__enter__()
+    closed = False
+
+    def closer() -> None:
+        nonlocal closed
+        if not closed:
+            closed = True
+            ctx.__exit__(None, None, None)
+
+    try:
+        ex = Executor(txn, explicit_only=explicit_only, streaming=_is_streaming(query))
+        plan = plan_query(query, txn, _snapshot_id(store, txn), explicit_only, fetcher=ex.fetch)
+        names = [v.name for v in query.result_variables()]
+        if isinstance(plan, Ask):
+            ans = ex.ask(plan)
+            closer()
+            return QueryResult(query, [], None, ask=ans, plan=plan)
+        if isinstance(plan, Aggregate) or _has_aggregate(plan):
+            rows = _aggregate_rows(ex, plan, query)
+            closer()
+            return QueryResult(query, names, iter([rows]), plan=plan)
+        vars_ = list(query.result_variables())
+        rows_it = _decode_rows(ex, ex.solutions(plan), vars_)
+        return QueryResult(query, names, rows_it, plan=plan, closer=closer)
+    except BaseException:
+        closer()
+        raise
+
+
+def _has_aggregate(plan: PlanNode) -> bool:
+    return any(isinstance(n, Aggregate) for n in walk(plan))
+
+
+def _aggregate_rows(ex: Executor, plan: PlanNode, query: Query) -> list[tuple]:
+    """Run an aggregate plan: Aggregate, optionally under Distinct / Slice."""
+    chain = []
+    node = plan
+    while not isinstance(node, Aggregate):
+        chain.append(node)
+        node = node.children()[0]
+    values = ex.aggregate(node)
+    rows = [tuple(Literal(str(v), datatype=XSD_INTEGER) for v in values)]
+    for n in reversed(chain):  # Distinct (one row stays one row), then Slice
+        if hasattr(n, "offset"):
+            rows = rows[n.offset:]
+            if n.limit is not None:
+                rows = rows[: n.limit]
+        n.actual = len(rows)
+    return rows
+
+
+def explain_query(store, text: str | Query, analyze: bool = True, explicit_only: bool = False,
+                  prefixes: Mapping[str, str] | None = None,
+                  allow_bare_patterns: bool = False) -> str:
+    """The plan of a query; with ``analyze`` it is run and actual rows shown."""
+    query = text if isinstance(text, Query) else parse_cached(text, prefixes, allow_bare_patterns)
+    pfx = dict(DEFAULT_PREFIXES)
+    try:
+        pfx.update(dict(store.namespaces()))
+    except Exception:  # pragma: no cover
+        pass
+    pfx.update(query.prefixes)
+    if not analyze:
+        with store.db.read() as txn:
+            plan = plan_query(query, txn, _snapshot_id(store, txn), explicit_only)
+        return render(plan, pfx, analyze=False)
+    t0 = time.perf_counter()
+    result = run_query(store, query, explicit_only=explicit_only)
+    n = 0
+    for _ in result.stream() if result.form == "SELECT" else ():
+        n += 1
+    elapsed = time.perf_counter() - t0
+    plan = result.plan
+    text_out = render(plan, pfx, analyze=True)  # type: ignore[arg-type]
+    if result.form == "ASK":
+        summary = f"answer: {'true' if result.ask else 'false'}"
+    else:
+        summary = f"{n:,} row{'s' if n != 1 else ''}"
+    return f"{text_out}\n({summary}, {elapsed * 1000:.1f} ms)"

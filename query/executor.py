@@ -1,0 +1,858 @@
+"""Plan execution on ids, a column (numpy array) per variable, batch at a time.
+
+Solutions flow through the plan as :class:`Batch` es: one ``uint32`` array of
+term ids per bound variable (id 0, which no term has, stands for "unbound").
+The first pattern's range is read in one bulk call and cut into batches of
+growing size (small first, so that LIMIT and ASK stop after little work); each
+``Join`` turns a batch into zero or more output batches (output is chunked, so
+a large cartesian product never needs all its rows in memory at once).
+
+Join algorithms, chosen per join and per batch at run time:
+
+* **index probes** (index nested loop, vectorised): the distinct values of
+  one bound variable are looked up in one multi-key ``getmulti`` call on the
+  index keyed by that position; the rows read are filtered on the pattern's
+  constants and joined to the batch;
+* **merge join**: the pattern's whole range is read once (cached for the rest
+  of the query), sorted on the join key (the index order makes this a no-op
+  in the common case), and the batch's keys are matched with binary search
+  (``searchsorted``: a merge of two sorted id columns, done in C);
+* a pattern whose variables are all bound already is a **semi-join**: a
+  membership test of the batch keys (two variables packed in one ``uint64``).
+
+The choice is a ski-rental rule: probe while the total cost of the probes so
+far stays below the cost of reading the pattern's range; after that, read it
+once and merge.  So a join that needs few lookups never reads a large range,
+and one that needs many never does more than about twice the optimal work.
+
+Terms are decoded only for answers (and for FILTER / ORDER BY value
+comparisons, once per distinct id), in bulk (:class:`Dictionary`).
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import numpy as np
+from rdflib import BNode, Literal, URIRef
+from rdflib.term import Identifier
+
+from trine.store.terms import from_rdflib, to_rdflib
+from trine.store.txn import Txn
+
+from . import access
+from .algebra import And, Call, Compare, Expr, Not, Or, Var, expression_variables
+from .planner import (
+    Aggregate, Ask, Distinct, Empty, Filter, Join, OrderBy, PlanNode, Project, Scan, Slice, Unit,
+)
+from .values import EvalError, Term, ebv, evaluate, order_key, parse_term, term_of_rdflib
+
+__all__ = ["Batch", "Dictionary", "Executor", "UNBOUND"]
+
+UNBOUND = 0
+KIND_MASK = np.uint32(3)
+LITERAL_KIND = 2
+
+#: Output rows per batch a join may emit (larger outputs are split).
+MAX_BATCH_ROWS = 1 << 19
+#: Batch sizes of the first pattern's rows: first, growth factor, last.
+FIRST_BATCH_STREAMING = 256
+FIRST_BATCH = 1 << 16
+MAX_SOURCE_BATCH = 1 << 18
+#: Cost model of the probe/merge decision, in "index entries read" units.
+KEY_COST = 40.0       # one B-tree descent of getmulti, relative to one entry
+SORT_COST = 4.0       # argsort per entry, relative to reading it
+#: Testing hook: ``"probe"`` or ``"merge"`` forces that join algorithm.
+FORCE_JOIN_METHOD: str | None = None
+
+
+class Batch:
+    """Solutions as columns: ``cols[var]`` is a uint32 array of ``n`` ids."""
+
+    __slots__ = ("cols", "n")
+
+    def __init__(self, cols: dict[Var, np.ndarray], n: int):
+        self.cols = cols
+        self.n = n
+
+    def take(self, idx: np.ndarray) -> "Batch":
+        """The rows at integer positions ``idx``."""
+        return Batch({v: c[idx] for v, c in self.cols.items()}, len(idx))
+
+    @staticmethod
+    def concat(batches: list["Batch"], variables) -> "Batch":
+        n = sum(b.n for b in batches)
+        cols = {}
+        for v in variables:
+            parts = [b.cols[v] for b in batches if v in b.cols]
+            if len(parts) == len(batches) and parts:
+                cols[v] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return Batch(cols, n)
+
+    def slice(self, a: int, b: int) -> "Batch":
+        b = min(b, self.n)
+        return Batch({v: c[a:b] for v, c in self.cols.items()}, max(0, b - a))
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while allocating many small objects
+    that cannot form cycles (terms, tuples): gen-0 collections otherwise walk
+    every young object again and again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+# ---------------------------------------------------------------------------
+# Dictionary access: ids -> canonical strings -> rdflib terms / values
+# ---------------------------------------------------------------------------
+
+_new_str = str.__new__
+
+
+def _bytes_to_term(b: bytes, _new=str.__new__, _U=URIRef, _L=Literal) -> Identifier:
+    """rdflib term of canonical term bytes; IRIs without escapes skip
+    URIRef's validation (stored IRIs are valid already)."""
+    if b[0] == 60 and 92 not in b:  # '<' and no backslash
+        return _new(_U, b[1:-1].decode("utf-8"))
+    if b[0] == 34 and b[-1] == 34 and 92 not in b:  # a plain '"..."' literal
+        return _L(b[1:-1].decode("utf-8"))
+    return to_rdflib(b.decode("utf-8"))
+
+
+class Dictionary:
+    """Bulk, cached decoding of term ids within one read transaction."""
+
+    def __init__(self, txn: Txn):
+        self.txn = txn
+        self.strings: dict[int, str] = {}
+        self.terms: dict[int, Identifier | None] = {UNBOUND: None}
+        self.values: dict[int, Term | None] = {UNBOUND: None}
+        self._i2t = txn.txn.cursor(db=txn.dbs["i2t"])
+
+    def _read(self, ids: list[int]) -> list[bytes]:
+        """Canonical term bytes of ``ids`` (ascending), one getmulti call."""
+        keys = np.asarray(ids, dtype=">u4").view("V4").tolist()
+        res = self._i2t.getmulti(keys)
+        if len(res) != len(ids):
+            found = {int.from_bytes(k, "big") for k, _ in res}
+            bad = next(i for i in ids if i not in found)
+            raise KeyError(f"term id {bad} is not in the dictionary")
+        return [v for _, v in res]
+
+    def load_strings(self, ids: np.ndarray) -> None:
+        """Make sure the canonical strings of ``ids`` (unique, sorted) are cached."""
+        have = self.strings
+        want = [i for i in ids.tolist() if i not in have and i != UNBOUND]
+        if want:
+            have.update(zip(want, [v.decode("utf-8") for v in self._read(want)]))
+
+    def load_terms(self, ids: np.ndarray) -> dict:
+        """rdflib terms for the ids of an array (cached); returns the cache."""
+        terms = self.terms
+        uniq = np.unique(ids)
+        missing = [i for i in uniq.tolist() if i not in terms]
+        if missing:
+            terms.update(zip(missing, map(_bytes_to_term, self._read(missing))))
+        return terms
+
+    def value(self, tid: int) -> Term | None:
+        v = self.values.get(tid)
+        if v is None and tid != UNBOUND:
+            s = self.strings.get(tid)
+            if s is None:
+                s = self.strings[tid] = self.txn.term(tid)
+            v = self.values[tid] = parse_term(s)
+        return v
+
+    def load_values(self, ids: np.ndarray) -> None:
+        uniq = np.unique(ids)
+        self.load_strings(uniq)
+
+
+# ---------------------------------------------------------------------------
+# Relations of one pattern
+# ---------------------------------------------------------------------------
+
+
+def _pattern_columns(rows: np.ndarray, ids: tuple) -> tuple[dict[Var, np.ndarray], np.ndarray | None]:
+    """Columns per variable of the rows matching a pattern; repeated variables
+    (``?x ?p ?x``) keep only the rows where their positions agree."""
+    cols: dict[Var, np.ndarray] = {}
+    mask = None
+    for pos, x in enumerate(ids):
+        if not isinstance(x, Var):
+            continue
+        if x in cols:
+            m = cols[x] == rows[:, pos]
+            mask = m if mask is None else (mask & m)
+        else:
+            cols[x] = rows[:, pos]
+    if mask is not None:
+        cols = {v: c[mask] for v, c in cols.items()}
+    return cols, mask
+
+
+def _key(cols: list[np.ndarray]) -> np.ndarray:
+    """One sortable key per row from one or two id columns."""
+    if len(cols) == 1:
+        return cols[0]
+    return (cols[0].astype(np.uint64) << np.uint64(32)) | cols[1].astype(np.uint64)
+
+
+class _Relation:
+    """All matches of a pattern's constants, with a sorted join key."""
+
+    __slots__ = ("cols", "n", "key_sorted", "order")
+
+    def __init__(self, cols: dict[Var, np.ndarray], n: int, join_vars: tuple[Var, ...],
+                 presorted: bool = False):
+        self.cols = cols
+        self.n = n
+        if join_vars:
+            key = _key([cols[v] for v in join_vars[:2]])
+            if presorted:
+                self.order = None
+                self.key_sorted = key
+            else:
+                self.order = np.argsort(key, kind="stable")
+                self.key_sorted = key[self.order]
+        else:
+            self.order = None
+            self.key_sorted = None
+
+    def column(self, v: Var, ri: np.ndarray) -> np.ndarray:
+        idx = ri if self.order is None else self.order[ri]
+        return self.cols[v][idx]
+
+
+def _match_ranges(key_sorted: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.searchsorted(key_sorted, keys, side="left")
+    hi = np.searchsorted(key_sorted, keys, side="right")
+    return lo, hi
+
+
+def _expand(lo: np.ndarray, cnt: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(left index, right index) pairs of a join, ``MAX_BATCH_ROWS`` at a time."""
+    total = int(cnt.sum())
+    if total == 0:
+        return
+    if total <= MAX_BATCH_ROWS:
+        li = np.repeat(np.arange(len(cnt)), cnt)
+        starts = np.cumsum(cnt) - cnt
+        ri = np.arange(total, dtype=np.int64) - np.repeat(starts - lo, cnt)
+        yield li, ri
+        return
+    ends = np.cumsum(cnt)
+    starts = ends - cnt
+    for a in range(0, total, MAX_BATCH_ROWS):
+        out = np.arange(a, min(a + MAX_BATCH_ROWS, total), dtype=np.int64)
+        li = np.searchsorted(ends, out, side="right")
+        ri = lo[li] + (out - starts[li])
+        yield li, ri
+
+
+# ---------------------------------------------------------------------------
+# FILTER evaluation: vectorised on ids where possible, per distinct value else
+# ---------------------------------------------------------------------------
+
+T, F, E = 1, 0, 2   # three-valued results (E = error)
+
+
+class FilterEvaluator:
+    def __init__(self, txn: Txn, dictionary: Dictionary):
+        self.txn = txn
+        self.dict = dictionary
+        self._const_ids: dict = {}
+        self._const_terms: dict = {}
+
+    def const_id(self, c) -> int | None:
+        if c not in self._const_ids:
+            self._const_ids[c] = self.txn.term_id(from_rdflib(c))
+        return self._const_ids[c]
+
+    def const_term(self, c) -> Term:
+        t = self._const_terms.get(c)
+        if t is None:
+            t = self._const_terms[c] = term_of_rdflib(c)
+        return t
+
+    def mask(self, expr: Expr, batch: Batch) -> np.ndarray:
+        """Rows whose FILTER value is true."""
+        return self.tri(expr, batch, top=True) == T
+
+    # three-valued EBV of expr for every row
+    def tri(self, expr: Expr, b: Batch, top: bool = False) -> np.ndarray:
+        n = b.n
+        if isinstance(expr, And):
+            parts = [self.tri(i, b) for i in expr.items]
+            anyf = np.zeros(n, bool)
+            anye = np.zeros(n, bool)
+            for p in parts:
+                anyf |= p == F
+                anye |= p == E
+            return np.where(anyf, F, np.where(anye, E, T)).astype(np.int8)
+        if isinstance(expr, Or):
+            parts = [self.tri(i, b) for i in expr.items]
+            anyt = np.zeros(n, bool)
+            anye = np.zeros(n, bool)
+            for p in parts:
+                anyt |= p == T
+                anye |= p == E
+            return np.where(anyt, T, np.where(anye, E, F)).astype(np.int8)
+        if isinstance(expr, Not):
+            r = self.tri(expr.expr, b)
+            return np.where(r == E, E, 1 - r).astype(np.int8)
+        if isinstance(expr, Call):
+            if expr.name == "bound":
+                v = expr.args[0]
+                col = b.cols.get(v)  # type: ignore[arg-type]
+                if col is None:
+                    return np.full(n, F, np.int8)
+                return np.where(col != UNBOUND, T, F).astype(np.int8)
+            if expr.name in ("isiri", "isblank", "isliteral") and isinstance(expr.args[0], Var):
+                col = b.cols.get(expr.args[0])
+                if col is None:
+                    return np.full(n, E, np.int8)
+                kind = {"isiri": 0, "isblank": 1, "isliteral": 2}[expr.name]
+                r = np.where((col & KIND_MASK) == kind, T, F).astype(np.int8)
+                r[col == UNBOUND] = E
+                return r
+        if isinstance(expr, Compare) and expr.op in ("=", "!=") and self._simple(expr.left) \
+                and self._simple(expr.right):
+            return self._equality(expr, b)
+        return self._scalar(expr, b)
+
+    @staticmethod
+    def _simple(x) -> bool:
+        return isinstance(x, (Var, URIRef, Literal, BNode))
+
+    def _ids_and_kinds(self, x, b: Batch) -> tuple[np.ndarray | None, np.ndarray | None, object]:
+        """(ids, kinds) of a Var or constant as arrays (None ids for a constant
+        absent from the dictionary: then its kind is the third value)."""
+        n = b.n
+        if isinstance(x, Var):
+            col = b.cols.get(x)
+            if col is None:
+                col = np.zeros(n, np.uint32)
+            return col, (col & KIND_MASK), None
+        tid = self.const_id(x)
+        kind = 0 if isinstance(x, URIRef) else (2 if isinstance(x, Literal) else 1)
+        if tid is None:
+            return None, np.full(n, kind, np.uint32), kind
+        return np.full(n, tid, np.uint32), np.full(n, kind, np.uint32), None
+
+    def _equality(self, expr: Compare, b: Batch) -> np.ndarray:
+        a_ids, a_kind, _ = self._ids_and_kinds(expr.left, b)
+        b_ids, b_kind, _ = self._ids_and_kinds(expr.right, b)
+        n = b.n
+        out = np.empty(n, np.int8)
+        both_lit = (a_kind == LITERAL_KIND) & (b_kind == LITERAL_KIND)
+        if a_ids is not None and b_ids is not None:
+            eq = a_ids == b_ids
+        else:
+            eq = np.zeros(n, bool)
+        eq_t, eq_f = (T, F) if expr.op == "=" else (F, T)
+        out[:] = np.where(eq, eq_t, eq_f)
+        unbound = np.zeros(n, bool)
+        if a_ids is not None:
+            unbound |= a_ids == UNBOUND
+        if b_ids is not None:
+            unbound |= b_ids == UNBOUND
+        # literals compare by value: decide those rows per distinct pair
+        todo = both_lit & ~unbound
+        if todo.any():
+            sub = b.take(np.nonzero(todo)[0])
+            out[todo] = self._scalar(expr, sub)
+        out[unbound] = E
+        return out
+
+    def _scalar(self, expr: Expr, b: Batch) -> np.ndarray:
+        """Evaluate per distinct combination of the expression's variables."""
+        n = b.n
+        if n == 0:
+            return np.zeros(0, np.int8)
+        vars_ = [v for v in dict.fromkeys(expression_variables(expr)) if v in b.cols]
+        consts_map = _ConstMap(self)
+        if not vars_:
+            r = _tri_scalar(expr, lambda v: None, consts_map)
+            return np.full(n, r, np.int8)
+        if len(vars_) == 1:
+            uniq, inv = np.unique(b.cols[vars_[0]], return_inverse=True)
+            combos = uniq.reshape(-1, 1)
+        else:
+            stacked = np.stack([b.cols[v] for v in vars_], axis=1)
+            combos, inv = np.unique(stacked, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        self.dict.load_strings(np.unique(combos))
+        value = self.dict.value
+        res = np.empty(len(combos), np.int8)
+        for k, combo in enumerate(combos.tolist()):
+            env = dict(zip(vars_, combo))
+            res[k] = _tri_scalar(expr, lambda v, env=env: value(env.get(v, UNBOUND)), consts_map)
+        return res[inv]
+
+    def values_for(self, expr: Expr, b: Batch) -> tuple[np.ndarray, list]:
+        """(inverse index per row, list of values per distinct combination) of
+        an expression (errors become None): for ORDER BY keys."""
+        vars_ = [v for v in dict.fromkeys(expression_variables(expr)) if v in b.cols]
+        consts_map = _ConstMap(self)
+        if not vars_:
+            try:
+                v = evaluate(expr, lambda v: None, consts_map)
+            except EvalError:
+                v = None
+            return np.zeros(b.n, np.int64), [v]
+        if len(vars_) == 1:
+            uniq, inv = np.unique(b.cols[vars_[0]], return_inverse=True)
+            combos = uniq.reshape(-1, 1)
+        else:
+            stacked = np.stack([b.cols[v] for v in vars_], axis=1)
+            combos, inv = np.unique(stacked, axis=0, return_inverse=True)
+        self.dict.load_strings(np.unique(combos))
+        value = self.dict.value
+        out = []
+        for combo in combos.tolist():
+            env = dict(zip(vars_, combo))
+            try:
+                out.append(evaluate(expr, lambda v, env=env: value(env.get(v, UNBOUND)), consts_map))
+            except EvalError:
+                out.append(None)
+        return inv.reshape(-1), out
+
+
+class _ConstMap:
+    """Mapping rdflib constant -> Term for :func:`values.evaluate`."""
+
+    def __init__(self, ev: FilterEvaluator):
+        self.ev = ev
+
+    def get(self, c):
+        return self.ev.const_term(c)
+
+
+def _tri_scalar(expr: Expr, lookup: Callable, consts) -> int:
+    try:
+        return T if ebv(evaluate(expr, lookup, consts)) else F
+    except EvalError:
+        return E
+
+
+# ---------------------------------------------------------------------------
+# The executor
+# ---------------------------------------------------------------------------
+
+
+class Executor:
+    """Runs a plan inside one read transaction.
+
+    ``streaming`` (LIMIT without ORDER BY / DISTINCT / aggregates, or ASK)
+    makes the first batches small so the first answers come after little work.
+    """
+
+    def __init__(self, txn: Txn, explicit_only: bool = False, streaming: bool = False):
+        self.txn = txn
+        self.explicit_only = explicit_only
+        self.streaming = streaming
+        self.dict = Dictionary(txn)
+        self.filters = FilterEvaluator(txn, self.dict)
+        self._relations: dict[int, _Relation] = {}
+        self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}
+        self._probe_spent: dict[int, float] = {}
+        self._fanout: dict[tuple, float] = {}
+
+    def fetch(self, s: int | None, p: int | None, o: int | None,
+              sort_by: int | None = None) -> tuple[np.ndarray, int | None]:
+        """:func:`access.fetch` with a per-query cache (planning reads some
+        ranges for exact counts; execution reuses them)."""
+        key = (s, p, o, sort_by)
+        r = self._ranges.get(key)
+        if r is None and sort_by is not None:
+            r = self._ranges.get((s, p, o, None))
+            if r is not None and r[1] != sort_by:
+                r = None
+        if r is None:
+            info: dict = {}
+            rows, sorted_pos = access.fetch(self.txn, s, p, o, sort_by=sort_by,
+                                            explicit_only=self.explicit_only, info=info)
+            r = self._ranges[key] = (rows, sorted_pos, info.get("index", ""))
+        return r[0], r[1]
+
+    def index_of(self, s, p, o) -> str:
+        for key, r in self._ranges.items():
+            if key[:3] == (s, p, o):
+                return r[2]
+        return ""
+
+    # -- BGP ----------------------------------------------------------------
+    def batches(self, node: PlanNode) -> Iterator[Batch]:
+        """Solution batches of a BGP/filter subtree (counting ``actual``)."""
+        if node.actual is None:
+            node.actual = 0
+        if isinstance(node, Empty):
+            return
+        if isinstance(node, Unit):
+            node.actual += 1
+            yield Batch({}, 1)
+            return
+        if isinstance(node, Scan):
+            yield from self._scan(node)
+            return
+        if isinstance(node, Join):
+            for b in self.batches(node.left):  # type: ignore[arg-type]
+                if b.n == 0:
+                    continue
+                for out in self._join(node, b):
+                    if out.n:
+                        node.actual += out.n
+                        yield out
+            return
+        if isinstance(node, Filter):
+            for b in self.batches(node.child):  # type: ignore[arg-type]
+                m = self.filters.mask(node.expr, b)  # type: ignore[arg-type]
+                out = b if m.all() else b.take(np.nonzero(m)[0])
+                if out.n:
+                    node.actual += out.n
+                    yield out
+            return
+        raise TypeError(f"not a BGP node: {type(node).__name__}")  # pragma: no cover
+
+    def _scan(self, node: Scan) -> Iterator[Batch]:
+        consts = tuple(None if isinstance(x, Var) else x for x in node.ids)
+        size = FIRST_BATCH_STREAMING if self.streaming else FIRST_BATCH
+        if consts == (None, None, None):
+            # the whole store: one predicate's range at a time (LIMIT/ASK stop early)
+            node.index = "pso (full scan, one predicate at a time)"
+            for p in access.predicates(self.txn):
+                rows, _ = access.fetch(self.txn, None, p, None, explicit_only=self.explicit_only)
+                for b in self._cut(node, rows, size):
+                    size = min(size * 4, MAX_SOURCE_BATCH)
+                    yield b
+            return
+        rows, _ = self.fetch(*consts)
+        node.index = self.index_of(*consts)
+        yield from self._cut(node, rows, size)
+
+    def _cut(self, node: Scan, rows: np.ndarray, size: int) -> Iterator[Batch]:
+        """Batches of growing size from a pattern's rows."""
+        cols, _ = _pattern_columns(rows, node.ids)
+        n = len(next(iter(cols.values()))) if cols else len(rows)
+        if not cols and n:  # a fully constant pattern that matched: one empty solution
+            n = 1
+        a = 0
+        while a < n:
+            b = min(n, a + size)
+            node.actual += b - a  # type: ignore[operator]
+            yield Batch({v: c[a:b] for v, c in cols.items()}, b - a)
+            a = b
+            size = min(size * 4, MAX_SOURCE_BATCH)
+
+    def _relation(self, node: Join) -> _Relation:
+        rel = self._relations.get(id(node))
+        if rel is None:
+            consts = tuple(None if isinstance(x, Var) else x for x in node.ids)
+            sort_pos = None
+            if node.join_vars:
+                sort_pos = node.ids.index(node.join_vars[0])
+            rows, sorted_pos = self.fetch(*consts, sort_by=sort_pos)
+            node.fetched_rows += len(rows)
+            cols, mask = _pattern_columns(rows, node.ids)
+            n = len(next(iter(cols.values()))) if cols else len(rows)
+            presorted = (len(node.join_vars) == 1 and sorted_pos is not None
+                         and sorted_pos == sort_pos)
+            rel = self._relations[id(node)] = _Relation(cols, n, node.join_vars, presorted)
+        return rel
+
+    def _fanout_of(self, index: str, keys: np.ndarray) -> float:
+        """Average entries per key of an index, from a small sample of keys."""
+        sample = keys if len(keys) <= 16 else keys[np.linspace(0, len(keys) - 1, 16).astype(int)]
+        total = 0
+        for k in sample.tolist():
+            total += self.txn.key_count(index, k)
+        return total / max(1, len(sample))
+
+    def _join(self, node: Join, b: Batch) -> Iterator[Batch]:
+        if node.kind == "cross":
+            yield from self._cross(node, b)
+            return
+        rel = self._relations.get(id(node))
+        method = "merge"
+        if rel is None:
+            probe_var, index, keys, fanout = self._probe_choice(node, b)
+            probe_cost = len(keys) * (KEY_COST + fanout)
+            bulk_cost = node.count * (1.0 + SORT_COST * (len(node.join_vars) > 1))
+            spent = self._probe_spent.get(id(node), 0.0)
+            if FORCE_JOIN_METHOD is not None:
+                use_probe = FORCE_JOIN_METHOD == "probe"
+            else:
+                use_probe = spent + probe_cost <= bulk_cost
+            if use_probe:
+                self._probe_spent[id(node)] = spent + probe_cost
+                method = "probe"
+                rel = self._probe(node, probe_var, index, keys)
+            else:
+                rel = self._relation(node)
+        node.methods[method] = node.methods.get(method, 0) + 1
+        yield from self._join_with(node, b, rel)
+
+    def _probe_choice(self, node: Join, b: Batch):
+        """The bound variable whose index lookups read the fewest entries."""
+        best = None
+        for v in node.join_vars:
+            pos = node.ids.index(v)
+            index = access.INDEX_FOR_KEY[pos]
+            keys = np.unique(b.cols[v])
+            fan = self._fanout_of(index, keys)
+            cost = len(keys) * (KEY_COST + fan)
+            if best is None or cost < best[0]:
+                best = (cost, v, index, keys, fan)
+        _, v, index, keys, fan = best  # type: ignore[misc]
+        return v, index, keys, fan
+
+    def _probe(self, node: Join, v: Var, index: str, keys: np.ndarray) -> _Relation:
+        node.probed_keys += len(keys)
+        rows, flags = access.fetch_keys(self.txn, index, keys, explicit=self.explicit_only)
+        mask = None
+        for pos, x in enumerate(node.ids):
+            if not isinstance(x, Var):
+                m = rows[:, pos] == x
+                mask = m if mask is None else mask & m
+        if self.explicit_only:
+            em = flags if flags is not None else access.explicit_mask(self.txn, rows)
+            mask = em if mask is None else mask & em
+        if mask is not None:
+            rows = rows[mask]
+        cols, _ = _pattern_columns(rows, node.ids)
+        n = len(next(iter(cols.values()))) if cols else len(rows)
+        presorted = len(node.join_vars) == 1 and node.join_vars[0] == v
+        return _Relation(cols, n, node.join_vars, presorted)
+
+    def _join_with(self, node: Join, b: Batch, rel: _Relation) -> Iterator[Batch]:
+        jv = node.join_vars
+        left_key = _key([b.cols[v] for v in jv[:2]])
+        ks = rel.key_sorted
+        if not node.new_vars and len(jv) <= 2:
+            # semi-join: keys are unique on the pattern side
+            pos = np.searchsorted(ks, left_key)
+            pos_c = np.minimum(pos, max(len(ks) - 1, 0))
+            found = (pos < len(ks)) & (ks[pos_c] == left_key) if len(ks) else np.zeros(b.n, bool)
+            if found.all():
+                yield b
+            elif found.any():
+                yield b.take(np.nonzero(found)[0])
+            return
+        lo, hi = _match_ranges(ks, left_key)
+        cnt = (hi - lo).astype(np.int64)
+        extra = jv[2:]
+        for li, ri in _expand(lo, cnt):
+            cols = {v: c[li] for v, c in b.cols.items()}
+            for v in node.new_vars:
+                cols[v] = rel.column(v, ri)
+            out = Batch(cols, len(li))
+            if extra:
+                m = np.ones(len(li), bool)
+                for v in extra:
+                    m &= rel.column(v, ri) == cols[v]
+                out = out.take(np.nonzero(m)[0])
+            yield out
+
+    def _cross(self, node: Join, b: Batch) -> Iterator[Batch]:
+        rel = self._relation(node)
+        node.methods["cross"] = node.methods.get("cross", 0) + 1
+        if rel.n == 0:
+            return
+        cnt = np.full(b.n, rel.n, dtype=np.int64)
+        lo = np.zeros(b.n, dtype=np.int64)
+        for li, ri in _expand(lo, cnt):
+            cols = {v: c[li] for v, c in b.cols.items()}
+            for v in node.new_vars:
+                cols[v] = rel.cols[v][ri]
+            yield Batch(cols, len(li))
+
+    # -- solution modifiers ---------------------------------------------------
+    def solutions(self, node: PlanNode) -> Iterator[Batch]:
+        """Batches of the final solutions (id columns) of a SELECT plan."""
+        if node.actual is None:
+            node.actual = 0
+        if isinstance(node, Slice):
+            skip, left = node.offset, node.limit
+            if left == 0:
+                return
+            for b in self.solutions(node.child):  # type: ignore[arg-type]
+                if skip:
+                    if b.n <= skip:
+                        skip -= b.n
+                        continue
+                    b = b.slice(skip, b.n)
+                    skip = 0
+                if left is not None:
+                    if b.n >= left:
+                        b = b.slice(0, left)
+                        node.actual += b.n
+                        yield b
+                        return
+                    left -= b.n
+                node.actual += b.n
+                yield b
+            return
+        if isinstance(node, Distinct):
+            seen = _Seen()
+            for b in self.solutions(node.child):  # type: ignore[arg-type]
+                keep = seen.new_rows(b)
+                if len(keep):
+                    out = b if len(keep) == b.n else b.take(keep)
+                    node.actual += out.n
+                    yield out
+            return
+        if isinstance(node, Project):
+            for b in self.solutions(node.child):  # type: ignore[arg-type]
+                cols = {v: b.cols.get(v) for v in node.vars}
+                for v, c in cols.items():
+                    if c is None:
+                        cols[v] = np.zeros(b.n, np.uint32)
+                node.actual += b.n
+                yield Batch(cols, b.n)
+            return
+        if isinstance(node, OrderBy):
+            parts = list(self.batches(node.child))  # type: ignore[arg-type]
+            if not parts:
+                return
+            variables = list(dict.fromkeys(v for p in parts for v in p.cols))
+            whole = Batch.concat(parts, variables)
+            order = self.order(node.keys, whole)
+            for a in range(0, whole.n, MAX_SOURCE_BATCH):
+                out = whole.take(order[a:a + MAX_SOURCE_BATCH])
+                node.actual += out.n
+                yield out
+            return
+        yield from self.batches(node)
+
+    def ask(self, node: Ask) -> bool:
+        node.actual = 0
+        for b in self.batches(node.child):  # type: ignore[arg-type]
+            if b.n:
+                node.actual = 1
+                return True
+        return False
+
+    def aggregate(self, node: Aggregate) -> list[int]:
+        """COUNT values of an Aggregate node (one solution)."""
+        node.actual = 1
+        total = 0
+        distinct: dict = {}
+        all_rows = _Seen() if any(a.distinct and a.arg is None for a in node.aggregates) else None
+        for b in self.batches(node.child):  # type: ignore[arg-type]
+            total += b.n
+            for a in node.aggregates:
+                if a.distinct and a.arg is not None and a.arg in b.cols:
+                    u = np.unique(b.cols[a.arg])
+                    prev = distinct.get(a.arg)
+                    distinct[a.arg] = u if prev is None else np.union1d(prev, u)
+            if all_rows is not None:  # distinct solutions: blank-node variables are not in them
+                all_rows.new_rows(Batch({v: c for v, c in b.cols.items() if not v.bnode}, b.n))
+        out = []
+        bound = _bound_vars(node.child)  # type: ignore[arg-type]
+        for a in node.aggregates:
+            if a.arg is None:
+                out.append(all_rows.count if a.distinct else total)  # type: ignore[union-attr]
+            elif a.arg not in bound:
+                out.append(0)
+            elif a.distinct:
+                u = distinct.get(a.arg)
+                out.append(0 if u is None else int(np.count_nonzero(u != UNBOUND)))
+            else:
+                out.append(total)
+        return out
+
+    def order(self, keys, batch: Batch) -> np.ndarray:
+        """Row order of a batch by ORDER BY keys (SPARQL ordering)."""
+        sort_cols = []
+        for k in keys:
+            expr = k.expr
+            if isinstance(expr, Var):
+                col = batch.cols.get(expr)
+                if col is None:
+                    inv, vals = np.zeros(batch.n, np.int64), [None]
+                else:
+                    uniq, inv = np.unique(col, return_inverse=True)
+                    self.dict.load_strings(uniq)
+                    vals = [self.dict.value(i) for i in uniq.tolist()]
+            else:
+                inv, vals = self.filters.values_for(expr, batch)
+            keyed = sorted(range(len(vals)), key=lambda i: order_key(vals[i]))
+            rank = np.empty(len(vals), np.int64)
+            # equal keys share a rank so that later keys (and stability) decide
+            prev = None
+            r = -1
+            for i in keyed:
+                kk = order_key(vals[i])
+                if kk != prev:
+                    r += 1
+                    prev = kk
+                rank[i] = r
+            rk = rank[inv.reshape(-1)]
+            sort_cols.append(-rk if k.descending else rk)
+        if not sort_cols:
+            return np.arange(batch.n)
+        return np.lexsort(tuple(reversed(sort_cols)))
+
+
+class _Seen:
+    """Rows (id tuples) seen so far, for DISTINCT across batches."""
+
+    def __init__(self) -> None:
+        self.keys: list[np.ndarray] = []
+        self.merged: np.ndarray | None = None
+        self.tuples: set = set()
+        self.count = 0
+
+    def new_rows(self, b: Batch) -> np.ndarray:
+        """Positions of the rows of ``b`` not seen before (first occurrences)."""
+        cols = [b.cols[v] for v in b.cols]
+        if b.n == 0:
+            return np.zeros(0, np.int64)
+        if not cols:
+            if self.count:
+                return np.zeros(0, np.int64)
+            self.count = 1
+            return np.zeros(1, np.int64)
+        if len(cols) <= 2:
+            key = _key(cols)
+            _, first = np.unique(key, return_index=True)
+            first.sort()
+            if self.merged is not None and len(self.merged):
+                first = first[~np.isin(key[first], self.merged)]
+            if len(first):
+                new = np.sort(key[first])
+                self.merged = new if self.merged is None else np.union1d(self.merged, new)
+            self.count += len(first)
+            return first
+        stacked = np.stack(cols, axis=1)
+        _, first = np.unique(stacked, axis=0, return_index=True)
+        first.sort()
+        keep = []
+        seen = self.tuples
+        for i, row in zip(first.tolist(), map(tuple, stacked[first].tolist())):
+            if row not in seen:
+                seen.add(row)
+                keep.append(i)
+        self.count += len(keep)
+        return np.asarray(keep, dtype=np.int64)
+
+
+def _bound_vars(node: PlanNode) -> set:
+    out: set = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        ids = getattr(n, "ids", ())
+        out.update(x for x in ids if isinstance(x, Var))
+        stack.extend(n.children())
+    return out
