@@ -149,6 +149,16 @@ def tree_rss(pid: int | None = None) -> int:
     return total
 
 
+def _vm_hwm() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 class PeakMemory:
     """Samples RSS of this process and its children every ``interval`` seconds.
 
@@ -156,8 +166,9 @@ class PeakMemory:
     ``m.baseline`` (RSS when entered) and ``m.peak_delta`` (= peak - baseline).
     """
 
-    def __init__(self, interval: float = 0.02, pid: int | None = None):
+    def __init__(self, interval: float = 0.02, pid: int | None = None, fresh_process: bool = False):
         self.interval = interval
+        self.fresh_process = fresh_process
         self.pid = pid
         self.peak = 0
         self.baseline = 0
@@ -182,9 +193,13 @@ class PeakMemory:
             self._thread.join()
         self.peak = max(self.peak, tree_rss(self.pid))
         if self.pid is None:
-            # ru_maxrss catches peaks shorter than the sampling interval (KiB on Linux).
-            import resource
-            self.peak = max(self.peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+            # VmHWM (this address space's high-water mark) catches peaks shorter than the
+            # sampling interval.  Not ru_maxrss: Linux carries it across exec, so a spawned
+            # worker would report its parent's size.  Only trusted when this context saw the
+            # whole life of the process's memory (a fresh worker): compare with the baseline.
+            hwm = _vm_hwm()
+            if hwm is not None and self.fresh_process:
+                self.peak = max(self.peak, hwm)
 
     @property
     def peak_delta(self) -> int:
@@ -282,7 +297,24 @@ def machine_info() -> dict[str, Any]:
         "python_implementation": platform.python_implementation(),
         "java": java_version(),
         "work_dir_disk_bytes": disk.total,
+        # Other work on the machine skews absolute timings: recorded, and shown by the report.
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
+
+
+def load_average() -> list[float] | None:
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+def wait_for_quiet(max_load: float, max_wait: float, poll: float = 15.0) -> float:
+    """Wait (up to ``max_wait`` s) until the 1-minute load average is below ``max_load``; returns it."""
+    t0 = time.monotonic()
+    while True:
+        la = load_average()
+        if la is None or la[0] < max_load or time.monotonic() - t0 >= max_wait:
+            return la[0] if la else 0.0
+        log(f"machine busy (load average {la[0]:.2f} >= {max_load}); waiting")
+        time.sleep(poll)
 
 
 def git_commit() -> str | None:
