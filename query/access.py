@@ -21,6 +21,8 @@ of access:
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from trine.store.keys import PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES, pack_id
@@ -113,6 +115,50 @@ def _slice_second(rows: np.ndarray, pos: int, value: int) -> np.ndarray:
     return rows[lo:hi]
 
 
+#: Ranges up to this many entries are read with a cursor walk in Python (less
+#: fixed cost than the numpy path for a handful of rows).
+SMALL_RANGE = 64
+_ID = struct.Struct(">I")
+_PAIR = struct.Struct(">II")
+
+
+def _small_range(txn: Txn, name: str, key_id: int, prefix_id: int | None,
+                 explicit_only: bool) -> np.ndarray:
+    """The entries of one (small) key of an index, optionally only those whose
+    second component is ``prefix_id``, as (n, 3) s-p-o rows."""
+    c = txn.cursor(name)
+    key = _ID.pack(key_id)
+    if prefix_id is not None:
+        pfx = _ID.pack(prefix_id)
+        if not c.set_range_dup(key, pfx):
+            return _EMPTY
+    else:
+        pfx = None
+        if not c.set_key(key):
+            return _EMPTY
+    a, b, cc = PERMUTATIONS[name]
+    unpack = _PAIR.unpack
+    out = []
+    spo = name == "spo"
+    for v in c.iternext_dup():
+        if pfx is not None and v[:4] != pfx:
+            break
+        if spo and explicit_only and not v[8]:
+            continue
+        t = [0, 0, 0]
+        t[a] = key_id
+        t[b], t[cc] = unpack(v[:8])
+        out.append(t)
+    if not out:
+        return _EMPTY
+    rows = np.array(out, dtype=np.uint32)
+    if explicit_only and not spo:
+        record = txn.record
+        keep = [i for i, (x, y, z) in enumerate(out) if (r := record(x, y, z)) is not None and r.explicit]
+        rows = rows[keep] if keep else _EMPTY
+    return rows
+
+
 def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
           sort_by: int | None = None, explicit_only: bool = False,
           info: dict | None = None) -> tuple[np.ndarray, int | None]:
@@ -149,6 +195,8 @@ def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
         else:
             name = key_index(key_pos)
         info["index"] = name
+        if txn.key_count(name, ids[key_pos]) <= SMALL_RANGE:  # type: ignore[arg-type]
+            return _small_range(txn, name, ids[key_pos], None, explicit_only), PERMUTATIONS[name][1]
         rows, flags = fetch_keys(txn, name, np.array([ids[key_pos]], dtype=np.uint32),
                                  explicit=explicit_only)
         second_pos = PERMUTATIONS[name][1]  # s-p-o position of the 2nd key component
@@ -164,6 +212,8 @@ def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
         return _EMPTY, None
     name = key_index(key_pos, second)
     info["index"] = name
+    if min(ca, cb) <= SMALL_RANGE:
+        return _small_range(txn, name, ids[key_pos], ids[second], explicit_only), f
     rows, flags = fetch_keys(txn, name, np.array([ids[key_pos]], dtype=np.uint32), explicit=explicit_only)
     col = rows[:, second]
     lo, hi = np.searchsorted(col, [ids[second], ids[second] + 1])  # type: ignore[operator]

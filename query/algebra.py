@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Var:
     """A query variable.  ``?x`` and ``$x`` are both ``Var('x')``.
 
@@ -63,10 +63,22 @@ class Var:
     ``Var('b', bnode=True)``; anonymous ones such as ``[]`` get generated
     names like ``'#1'`` that cannot clash with written labels).  Such variables
     join normally but are never projected.
+
+    Equality and hashing are by (name, bnode), written out by hand because
+    the executor keys its columns by variable and the generated versions
+    (tuple building) showed up in profiles.
     """
 
     name: str
     bnode: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Var:
+            return NotImplemented
+        return self.name == other.name and self.bnode == other.bnode  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.name) ^ self.bnode
 
     def __str__(self) -> str:
         return f"_:{self.name}" if self.bnode else f"?{self.name}"

@@ -14,7 +14,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Iterator, Mapping
 
@@ -25,9 +28,9 @@ from rdflib.term import Identifier
 from .algebra import Query
 from .executor import Batch, Executor, no_gc
 from .parser import DEFAULT_PREFIXES, parse
-from .planner import Aggregate, Ask, PlanNode, plan_query, render, walk
+from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render, walk
 
-__all__ = ["QueryResult", "run_query", "explain_query", "parse_cached"]
+__all__ = ["QueryResult", "run_query", "explain_query", "parse_cached", "clear_caches"]
 
 XSD_INTEGER = URIRef("http://www.w3.org/2001/XMLSchema#integer")
 
@@ -181,11 +184,93 @@ class QueryResult:
         return f"<QueryResult SELECT {' '.join('?' + v for v in self.variables)}>"
 
 
-def _snapshot_id(store, txn) -> tuple | None:
+# --- caches shared by the queries of one process ------------------------------------
+#
+# * plans, per store snapshot (environment + LMDB transaction id): a query run
+#   again on an unchanged store reuses its plan (copied: run-time counters are
+#   per run); any write makes a new snapshot;
+# * decoded terms (id -> rdflib term), per environment: ids are never reused
+#   within an environment (a bulk load builds a new one), so decoded terms stay
+#   valid across writes.
+
+_CACHE_LOCK = threading.Lock()
+_PLANS: OrderedDict = OrderedDict()
+_PLANS_MAX = 256
+_TERMS: dict[tuple, dict] = {}
+
+
+_ENV_KEYS: dict[int, tuple] = {}
+
+
+def _env_key(store) -> tuple | None:
+    """Identity of the store's current LMDB environment (path and inode)."""
     try:
-        return (str(store.db.env.path()), txn.txn.id())
-    except Exception:  # pragma: no cover - stats then stay per query
+        env = store.db.env
+        hit = _ENV_KEYS.get(id(env))
+        if hit is not None and hit[0] is env:
+            return hit[1]
+        path = env.path()
+        st = os.stat(path)
+        # the directory's ctime changes only when entries are added or removed:
+        # a store deleted and created again at the same path gets a new key
+        key = (path, st.st_dev, st.st_ino, st.st_ctime_ns)
+        if len(_ENV_KEYS) > 64:
+            _ENV_KEYS.clear()
+        _ENV_KEYS[id(env)] = (env, key)
+        return key
+    except Exception:  # pragma: no cover - then nothing is shared between queries
         return None
+
+
+def _snapshot_id(store, txn) -> tuple | None:
+    env = _env_key(store)
+    if env is None:
+        return None
+    return (env, txn.txn.id())
+
+
+def _shared_terms(snapshot: tuple | None) -> dict | None:
+    if snapshot is None:
+        return None
+    with _CACHE_LOCK:
+        d = _TERMS.get(snapshot[0])
+        if d is None:
+            if len(_TERMS) > 16:
+                _TERMS.clear()
+            d = _TERMS[snapshot[0]] = {}
+        return d
+
+
+def _cached_plan(query: Query, snapshot: tuple | None, explicit_only: bool) -> PlanNode | None:
+    if snapshot is None:
+        return None
+    with _CACHE_LOCK:
+        hit = _PLANS.get((snapshot, id(query), explicit_only))
+        if hit is None or hit[0] is not query:
+            return None
+        _PLANS.move_to_end((snapshot, id(query), explicit_only))
+    return fresh_copy(hit[1])
+
+
+def _remember_plan(query: Query, snapshot: tuple | None, explicit_only: bool, plan: PlanNode) -> None:
+    if snapshot is None:
+        return
+    template = fresh_copy(plan)
+    with _CACHE_LOCK:
+        _PLANS[(snapshot, id(query), explicit_only)] = (query, template)
+        while len(_PLANS) > _PLANS_MAX:
+            _PLANS.popitem(last=False)
+
+
+def clear_caches() -> None:
+    """Forget cached parse trees, plans, decoded terms and predicate statistics."""
+    from . import planner
+    _parse.cache_clear()
+    with _CACHE_LOCK:
+        _PLANS.clear()
+        _TERMS.clear()
+    with planner._STATS_LOCK:
+        planner._STATS.clear()
 
 
 def _decode_rows(ex: Executor, batches: Iterator[Batch], names: list) -> Iterator[list[tuple]]:
@@ -231,8 +316,13 @@ def run_query(store, text: str | Query, explicit_only: bool = False,
             ctx.__exit__(None, None, None)
 
     try:
-        ex = Executor(txn, explicit_only=explicit_only, streaming=_is_streaming(query))
-        plan = plan_query(query, txn, _snapshot_id(store, txn), explicit_only, fetcher=ex.fetch)
+        snapshot = _snapshot_id(store, txn)
+        ex = Executor(txn, explicit_only=explicit_only, streaming=_is_streaming(query),
+                      terms=_shared_terms(snapshot))
+        plan = _cached_plan(query, snapshot, explicit_only)
+        if plan is None:
+            plan = plan_query(query, txn, snapshot, explicit_only, fetcher=ex.fetch)
+            _remember_plan(query, snapshot, explicit_only, plan)
         names = [v.name for v in query.result_variables()]
         if isinstance(plan, Ask):
             ans = ex.ask(plan)

@@ -64,6 +64,12 @@ MAX_SOURCE_BATCH = 1 << 18
 #: Cost model of the probe/merge decision, in "index entries read" units.
 KEY_COST = 40.0       # one B-tree descent of getmulti, relative to one entry
 SORT_COST = 4.0       # argsort per entry, relative to reading it
+#: Fan-out assumed for a key before sampling, and the batch size under which a
+#: semi-join looks each row up (one SPO record read per row).
+FANOUT_GUESS = 64.0
+SMALL_LOOKUP = 32
+#: Probe results up to this many rows are kept for the next join of the query.
+PROBE_CACHE_ROWS = 1 << 20
 #: Testing hook: ``"probe"`` or ``"merge"`` forces that join algorithm.
 FORCE_JOIN_METHOD: str | None = None
 
@@ -130,12 +136,26 @@ def _bytes_to_term(b: bytes, _new=str.__new__, _U=URIRef, _L=Literal) -> Identif
 class Dictionary:
     """Bulk, cached decoding of term ids within one read transaction."""
 
-    def __init__(self, txn: Txn):
+    #: a shared term cache is emptied when it grows past this many terms
+    MAX_SHARED_TERMS = 1_000_000
+
+    def __init__(self, txn: Txn, terms: dict | None = None):
         self.txn = txn
         self.strings: dict[int, str] = {}
-        self.terms: dict[int, Identifier | None] = {UNBOUND: None}
+        if terms is None:
+            terms = {}
+        elif len(terms) > self.MAX_SHARED_TERMS:
+            terms.clear()
+        terms[UNBOUND] = None
+        self.terms: dict[int, Identifier | None] = terms
         self.values: dict[int, Term | None] = {UNBOUND: None}
-        self._i2t = txn.txn.cursor(db=txn.dbs["i2t"])
+        self._i2t_cursor = None
+
+    @property
+    def _i2t(self):
+        if self._i2t_cursor is None:
+            self._i2t_cursor = self.txn.txn.cursor(db=self.txn.dbs["i2t"])
+        return self._i2t_cursor
 
     def _read(self, ids: list[int]) -> list[bytes]:
         """Canonical term bytes of ``ids`` (ascending), one getmulti call."""
@@ -157,8 +177,10 @@ class Dictionary:
     def load_terms(self, ids: np.ndarray) -> dict:
         """rdflib terms for the ids of an array (cached); returns the cache."""
         terms = self.terms
-        uniq = np.unique(ids)
-        missing = [i for i in uniq.tolist() if i not in terms]
+        if len(ids) <= 256:
+            missing = sorted({i for i in ids.tolist() if i not in terms})
+        else:
+            missing = [i for i in np.unique(ids).tolist() if i not in terms]
         if missing:
             terms.update(zip(missing, map(_bytes_to_term, self._read(missing))))
         return terms
@@ -457,14 +479,16 @@ class Executor:
     makes the first batches small so the first answers come after little work.
     """
 
-    def __init__(self, txn: Txn, explicit_only: bool = False, streaming: bool = False):
+    def __init__(self, txn: Txn, explicit_only: bool = False, streaming: bool = False,
+                 terms: dict | None = None):
         self.txn = txn
         self.explicit_only = explicit_only
         self.streaming = streaming
-        self.dict = Dictionary(txn)
+        self.dict = Dictionary(txn, terms)
         self.filters = FilterEvaluator(txn, self.dict)
         self._relations: dict[int, _Relation] = {}
         self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}
+        self._probe_cache: dict[tuple, tuple] = {}
         self._probe_spent: dict[int, float] = {}
         self._fanout: dict[tuple, float] = {}
 
@@ -572,7 +596,7 @@ class Executor:
 
     def _fanout_of(self, index: str, keys: np.ndarray) -> float:
         """Average entries per key of an index, from a small sample of keys."""
-        sample = keys if len(keys) <= 16 else keys[np.linspace(0, len(keys) - 1, 16).astype(int)]
+        sample = keys if len(keys) <= 16 else keys[:: len(keys) // 16][:16]
         total = 0
         for k in sample.tolist():
             total += self.txn.key_count(index, k)
@@ -582,12 +606,18 @@ class Executor:
         if node.kind == "cross":
             yield from self._cross(node, b)
             return
+        if (node.kind == "semi-join" and b.n <= SMALL_LOOKUP and FORCE_JOIN_METHOD is None
+                and id(node) not in self._relations):
+            node.methods["lookup"] = node.methods.get("lookup", 0) + 1
+            out = self._lookup(node, b)
+            if out is not None:
+                yield out
+            return
         rel = self._relations.get(id(node))
         method = "merge"
         if rel is None:
-            probe_var, index, keys, fanout = self._probe_choice(node, b)
-            probe_cost = len(keys) * (KEY_COST + fanout)
             bulk_cost = node.count * (1.0 + SORT_COST * (len(node.join_vars) > 1))
+            probe_var, index, keys, probe_cost = self._probe_choice(node, b, bulk_cost)
             spent = self._probe_spent.get(id(node), 0.0)
             if FORCE_JOIN_METHOD is not None:
                 use_probe = FORCE_JOIN_METHOD == "probe"
@@ -602,23 +632,54 @@ class Executor:
         node.methods[method] = node.methods.get(method, 0) + 1
         yield from self._join_with(node, b, rel)
 
-    def _probe_choice(self, node: Join, b: Batch):
-        """The bound variable whose index lookups read the fewest entries."""
+    def _lookup(self, node: Join, b: Batch) -> Batch | None:
+        """Semi-join of a few rows: one record lookup (SPO) per row."""
+        cols = [b.cols[x] if isinstance(x, Var) else None for x in node.ids]
+        consts = [None if isinstance(x, Var) else x for x in node.ids]
+        lists = [c.tolist() if c is not None else None for c in cols]
+        record = self.txn.record
+        keep = []
+        for i in range(b.n):
+            s, p, o = (consts[k] if lists[k] is None else lists[k][i] for k in range(3))
+            rec = record(s, p, o)
+            if rec is not None and (rec.explicit or not self.explicit_only):
+                keep.append(i)
+        node.probed_keys += b.n
+        if not keep:
+            return None
+        return b if len(keep) == b.n else b.take(np.asarray(keep, dtype=np.int64))
+
+    def _probe_choice(self, node: Join, b: Batch, bulk_cost: float):
+        """The bound variable whose index lookups read the fewest entries,
+        and the estimated cost of probing with it."""
         best = None
         for v in node.join_vars:
             pos = node.ids.index(v)
             index = access.INDEX_FOR_KEY[pos]
             keys = np.unique(b.cols[v])
+            if len(node.join_vars) == 1 and len(keys) * (KEY_COST + FANOUT_GUESS) <= bulk_cost / 2:
+                # clearly cheaper than reading the range, whatever the keys' fan-out
+                return v, index, keys, len(keys) * (KEY_COST + FANOUT_GUESS)
             fan = self._fanout_of(index, keys)
             cost = len(keys) * (KEY_COST + fan)
             if best is None or cost < best[0]:
-                best = (cost, v, index, keys, fan)
-        _, v, index, keys, fan = best  # type: ignore[misc]
-        return v, index, keys, fan
+                best = (cost, v, index, keys)
+        cost, v, index, keys = best  # type: ignore[misc]
+        return v, index, keys, cost
 
     def _probe(self, node: Join, v: Var, index: str, keys: np.ndarray) -> _Relation:
         node.probed_keys += len(keys)
-        rows, flags = access.fetch_keys(self.txn, index, keys, explicit=self.explicit_only)
+        # joins of a star (?x :p ?a . ?x :q ?b ...) probe the same keys of the
+        # same index one after the other: read them once
+        ck = (index, len(keys), keys.tobytes())
+        hit = self._probe_cache.get(ck)
+        if hit is None:
+            hit = access.fetch_keys(self.txn, index, keys, explicit=self.explicit_only)
+            if len(hit[0]) <= PROBE_CACHE_ROWS:
+                if len(self._probe_cache) >= 4:
+                    self._probe_cache.pop(next(iter(self._probe_cache)))
+                self._probe_cache[ck] = hit
+        rows, flags = hit
         mask = None
         for pos, x in enumerate(node.ids):
             if not isinstance(x, Var):

@@ -56,7 +56,7 @@ from .algebra import (
 
 __all__ = [
     "PlanNode", "Unit", "Empty", "Scan", "Join", "Filter", "OrderBy", "Project", "Distinct",
-    "Slice", "Aggregate", "Ask", "plan_query", "render", "walk", "Statistics",
+    "Slice", "Aggregate", "Ask", "plan_query", "render", "walk", "fresh_copy", "Statistics",
 ]
 
 PatternIds = tuple  # (int | Var, int | Var, int | Var)
@@ -169,6 +169,23 @@ class Ask(PlanNode):
     child: PlanNode | None = None
 
 
+def fresh_copy(node: PlanNode) -> PlanNode:
+    """A copy of a plan with the run-time fields (actual rows, join methods)
+    reset: a cached plan is run through copies."""
+    n = object.__new__(type(node))
+    n.__dict__.update(node.__dict__)
+    n.actual = None
+    if isinstance(n, Join):
+        n.methods = {}
+        n.probed_keys = 0
+        n.fetched_rows = 0
+        if n.left is not None:
+            n.left = fresh_copy(n.left)
+    elif getattr(n, "child", None) is not None:
+        n.child = fresh_copy(n.child)  # type: ignore[attr-defined]
+    return n
+
+
 def walk(node: PlanNode) -> Iterator[PlanNode]:
     yield node
     for c in node.children():
@@ -180,7 +197,7 @@ def walk(node: PlanNode) -> Iterator[PlanNode]:
 # ---------------------------------------------------------------------------
 
 _STATS_LOCK = threading.Lock()
-_STATS: dict[tuple, tuple[int, int, int]] = {}
+_STATS: dict[tuple, int] = {}
 _STATS_MAX = 4096
 
 
@@ -221,23 +238,21 @@ class Statistics:
             self._n_predicates = max(1, len(access.predicates(self.txn)))
         return self._n_predicates
 
-    def predicate_stats(self, p: int) -> tuple[int, int, int]:
-        """(triples, distinct subjects, distinct objects) of predicate ``p``."""
-        key = (self.snapshot, p) if self.snapshot is not None else None
+    def predicate_distinct(self, p: int, pos: int) -> int:
+        """Distinct subjects (``pos`` 0) or objects (``pos`` 2) of predicate
+        ``p``: one bulk read of its PSO (or POS) range, whose first free
+        column is sorted."""
+        key = (self.snapshot, p, pos) if self.snapshot is not None else None
         if key is not None:
             with _STATS_LOCK:
                 r = _STATS.get(key)
             if r is not None:
                 return r
-        n = self.txn.key_count("pso", p)
-        if n == 0:
-            r = (0, 0, 0)
+        if self.txn.key_count("pso", p) == 0:
+            r = 0
         else:
-            rows, _ = access.fetch(self.txn, None, p, None, sort_by=0)
-            ds = _distinct_sorted(rows[:, 0])
-            rows, _ = access.fetch(self.txn, None, p, None, sort_by=2)
-            do = _distinct_sorted(rows[:, 2])
-            r = (n, ds, do)
+            rows, _ = access.fetch(self.txn, None, p, None, sort_by=pos)
+            r = _distinct_sorted(rows[:, pos])
         if key is not None:
             with _STATS_LOCK:
                 if len(_STATS) >= _STATS_MAX:
@@ -256,9 +271,7 @@ class Statistics:
         if len(free) == 1 or len(set(ids[i] for i in free)) == 1:
             return count
         if consts == [1] and pos in (0, 2) and len(same) == 1:
-            n, ds, do = self.predicate_stats(ids[1])
-            d = ds if pos == 0 else do
-            return max(1, min(count, d))
+            return max(1, min(count, self.predicate_distinct(ids[1], pos)))
         if pos == 1:
             return min(count, self.n_predicates())
         if len(consts) == 1:

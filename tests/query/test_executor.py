@@ -396,3 +396,28 @@ def test_errors_propagate(people):
     with pytest.raises(UnsupportedQueryError) as e:
         run_query(people, "SELECT ?x WHERE { ?x ?p ?o OPTIONAL { ?x ?q ?r } }")
     assert e.value.construct == "OPTIONAL"
+
+
+def test_caches_follow_updates_and_recreated_stores(tmp_path):
+    """Plans and decoded terms are cached per store snapshot / environment:
+    an update, or a store deleted and created again at the same path, must
+    never see stale answers."""
+    import shutil
+    path = tmp_path / "db"
+    q = PFX + "SELECT ?o { :s :p ?o }"
+    with Store.open(path) as store:
+        store.add([(EX.s, EX.p, EX.a)])
+        assert list(store.query(q)) == [(EX.a,)]
+        assert list(store.query(q)) == [(EX.a,)]  # cached plan
+        store.add([(EX.s, EX.p, EX.b)])
+        assert sorted(store.query(q)) == [(EX.a,), (EX.b,)]
+        store.remove([(EX.s, EX.p, EX.a)])
+        assert list(store.query(q)) == [(EX.b,)]
+    for round_ in range(3):
+        shutil.rmtree(path)
+        with Store.open(path) as store:
+            # different terms get the ids the old store gave other terms
+            store.add([(EX[f"x{round_}"], EX[f"q{round_}"], EX[f"y{round_}"]), (EX.s, EX.p, EX[f"c{round_}"])])
+            assert list(store.query(q)) == [(EX[f"c{round_}"],)]
+            assert list(store.query(PFX + "SELECT * { ?s ?p ?o } ORDER BY ?s")) == [
+                (EX.s, EX.p, EX[f"c{round_}"]), (EX[f"x{round_}"], EX[f"q{round_}"], EX[f"y{round_}"])]
