@@ -133,10 +133,12 @@ def _flag(value: Any, name: str) -> bool:
 
 
 def canonical(term: Any, _uri: type = URIRef, _lit: type = Literal, _iri_bad: Any = _NEEDS_IRI_ESCAPE.search,
-              _lit_bad: Any = _NEEDS_LITERAL_ESCAPE.search, _join: Any = "".join) -> str:
+              _lit_bad: Any = _NEEDS_LITERAL_ESCAPE.search, _join: Any = "".join,
+              _str_eq: Any = str.__eq__) -> str:
     """``trine.store.terms.from_rdflib`` with a fast path for the common cases.
 
-    ``"".join`` rather than ``+``: URIRef's ``__radd__`` would make a URIRef.
+    ``"".join`` rather than ``+`` (URIRef's ``__radd__`` would make a URIRef) and
+    ``str.__eq__`` rather than ``==`` (a URIRef never equals a plain str).
     """
     tt = type(term)
     if tt is _uri:
@@ -148,9 +150,9 @@ def canonical(term: Any, _uri: type = URIRef, _lit: type = Literal, _iri_bad: An
         if _lit_bad(term) is None:
             if lang:
                 return _join(('"', term, '"@', lang.lower()))
-            if dt is None or dt == XSD_STRING:
+            if dt is None or _str_eq(dt, XSD_STRING):
                 return _join(('"', term, '"'))
-            if dt != RDF_LANGSTRING and _iri_bad(dt) is None:
+            if not _str_eq(dt, RDF_LANGSTRING) and _iri_bad(dt) is None:
                 return _join(('"', term, '"^^<', dt, ">"))
     return from_rdflib(term)
 
@@ -190,7 +192,9 @@ class TrineStore(Store):
         self._key: str | None = None
         self._terms: dict[int, Identifier] = {}
         self._terms_env: Any = None
-        self._ns_overlay: dict[str, str] | None = None   # readonly namespace bindings
+        self._ns_changes: dict[str, str | None] = {}   # uncommitted bindings (None = unbound)
+        self._ns_cache: tuple[Any, dict[str, str]] | None = None
+        self._ns_uris: dict[str, URIRef] = {}
         if configuration:
             self.open(configuration, create=not readonly)
 
@@ -231,7 +235,8 @@ class TrineStore(Store):
             return NO_STORE
         self._db = Database(path, create=create and not self.readonly, readonly=self.readonly)
         self._key = os.path.realpath(path)
-        self._ns_overlay = None
+        self._ns_changes = {}
+        self._ns_cache = None
         return VALID_STORE
 
     def close(self, commit_pending_transaction: bool = True) -> None:
@@ -243,7 +248,7 @@ class TrineStore(Store):
         if self._db is None:
             return
         try:
-            if self._w is not None:
+            if self.in_transaction:
                 self.commit()
         finally:
             self._db.close()
@@ -366,7 +371,19 @@ class TrineStore(Store):
             return result
 
     def commit(self) -> None:
-        """Commit the pending transaction (if any): one LMDB write transaction."""
+        """Commit the pending transaction (if any): one LMDB write transaction.
+
+        Namespace bindings made since the last commit are written with it (on
+        a read-only store they stay in memory).
+        """
+        if self._ns_changes and not self.readonly:
+            op = _BindOp(tuple(self._ns_changes.items()))
+            if self._w is None:
+                self._check_other_writer()
+                self.database.write(op)
+            else:
+                self._apply(op)
+            self._ns_changes = {}
         w = self._w
         if w is None:
             return
@@ -387,6 +404,8 @@ class TrineStore(Store):
 
     def rollback(self) -> None:
         """Abort the pending transaction: the store is as at the last commit."""
+        if not self.readonly:
+            self._ns_changes = {}
         w = self._w
         if w is None:
             return
@@ -398,8 +417,8 @@ class TrineStore(Store):
 
     @property
     def in_transaction(self) -> bool:
-        """True while changes are pending (not yet committed)."""
-        return self._w is not None
+        """True while changes (triples or namespace bindings) are not yet committed."""
+        return self._w is not None or (bool(self._ns_changes) and not self.readonly)
 
     @contextmanager
     def _reading(self, flush: bool = True) -> Iterator[Txn]:
@@ -556,19 +575,35 @@ class TrineStore(Store):
 
     # --- namespaces ----------------------------------------------------------------
     def _ns_table(self) -> dict[str, str]:
-        if self._ns_overlay is not None:
-            return dict(self._ns_overlay)
-        with self._reading(flush=False) as txn:
-            return dict(txn.namespaces())
+        table = dict(self._stored_namespaces())
+        for p, n in self._ns_changes.items():
+            if n is None:
+                table.pop(p, None)
+            else:
+                table[p] = n
+        return table
+
+    def _stored_namespaces(self) -> dict[str, str]:
+        """The committed bindings, cached until the environment sees another commit.
+
+        (A pending transaction never changes them: bindings are written at commit.)
+        """
+        env = self.database.env
+        stamp = (env, env.info()["last_txnid"])
+        if self._ns_cache is None or self._ns_cache[0] != stamp:
+            with self._reading(flush=False) as txn:
+                table = {_from_key(p): n for p, n in txn.namespaces()}
+            self._ns_cache = (stamp, table)
+        return self._ns_cache[1]
 
     def bind(self, prefix: str, namespace: URIRef, override: bool = True) -> None:
         """Bind ``prefix`` to ``namespace`` (rdflib 7's override semantics).
 
         With ``override`` the prefix is (re)bound and any other prefix of the
         namespace dropped; without it an existing binding of either wins.
-        Bindings are stored in the store.  With a transaction pending they
-        are part of it; otherwise a change is committed at once (so merely
-        binding never leaves the writer lock held).
+        Bindings are kept in the store, written at the next ``commit()`` (or
+        ``close()``) and dropped by ``rollback()``: binding alone never takes
+        the writer lock.
         """
         prefix = "" if prefix is None else str(prefix)
         namespace = str(namespace)
@@ -579,26 +614,17 @@ class TrineStore(Store):
             drop = [p for p in bound_prefixes if p != prefix]
             if bound_ns == namespace and not drop:
                 return
-            changes = [(p, None) for p in drop] + [(prefix, namespace)]
-        else:
-            if bound_prefixes or bound_ns is not None:
-                return
-            changes = [(prefix, namespace)]
-        if self.readonly:
-            if self._ns_overlay is None:
-                self._ns_overlay = table
-            for p, n in changes:
-                if n is None:
-                    self._ns_overlay.pop(p, None)
-                else:
-                    self._ns_overlay[p] = n
-            return
-        op = _BindOp(tuple(changes))
-        if self._w is not None:
-            self._apply(op)
-        else:
-            self._check_other_writer()
-            self.database.write(op)
+            for p in drop:
+                self._ns_changes[p] = None
+            self._ns_changes[prefix] = namespace
+        elif not bound_prefixes and bound_ns is None:
+            self._ns_changes[prefix] = namespace
+
+    def unbind(self, prefix: str) -> None:
+        """Remove a prefix binding (not part of rdflib's Store API; committed like ``bind``)."""
+        prefix = "" if prefix is None else str(prefix)
+        if prefix in self._ns_table():
+            self._ns_changes[prefix] = None
 
     def namespace(self, prefix: str) -> URIRef | None:
         ns = self._ns_table().get(prefix)
@@ -612,13 +638,25 @@ class TrineStore(Store):
         return None
 
     def namespaces(self) -> Iterator[tuple[str, URIRef]]:
+        uris = self._ns_uris
         for p, n in sorted(self._ns_table().items()):
-            yield p, URIRef(n)
+            u = uris.get(n)
+            if u is None:
+                u = uris[n] = URIRef(n)
+            yield p, u
 
     # --- SPARQL: whole-BGP evaluation ---------------------------------------------
-    def evaluate_bgp(self, ctx: QueryContext, patterns: list[tuple[Any, Any, Any]]) -> Iterator[FrozenBindings]:
-        """Solutions of a BGP (rdflib terms, Variables, BNodes) merged with ``ctx``'s bindings."""
+    def evaluate_bgp(self, ctx: QueryContext, patterns: list[tuple[Any, Any, Any]],
+                     project: list[Any] | None = None, distinct: bool = False) -> Iterator[FrozenBindings]:
+        """Solutions of a BGP (rdflib terms, Variables, BNodes) merged with ``ctx``'s bindings.
+
+        With ``project`` only those variables are kept (rdflib's ``Project``),
+        and with ``distinct`` as well, duplicates are dropped on ids.
+        """
         base = dict(ctx.bindings.items()) if len(ctx.bindings) else {}
+        if project is not None:
+            keep = set(project)
+            base = {k: v for k, v in base.items() if k in keep}
         with self._reading() as txn:
             slots = []
             for pat in patterns:
@@ -639,8 +677,50 @@ class TrineStore(Store):
             table = rdflib_bgp.solve(txn, slots, explicit_only=not self.inferred)
             if table.n == 0:
                 return iter(())
+            if project is not None:
+                rdflib_bgp.project(table, [v for v in project if v in table.cols], distinct)
             columns = rdflib_bgp.decode_columns(table, self._decoder(txn))
         return _bindings(ctx, base, columns, table.n)
+
+
+class _Solution(FrozenBindings):
+    """rdflib's FrozenBindings with direct lookups of bound variables.
+
+    rdflib reads every solution through ``Mapping.get``/``__getitem__``
+    (isinstance checks, then the dict); this answers bound variables from
+    the dict first and defers to FrozenBindings for anything else.
+    """
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return self._d[key]
+        except KeyError:
+            return FrozenBindings.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self._d[key]
+        except KeyError:
+            pass
+        try:
+            return FrozenBindings.__getitem__(self, key)
+        except KeyError:
+            return default
+
+    def __contains__(self, key: Any) -> bool:
+        if key in self._d:
+            return True
+        try:
+            FrozenBindings.__getitem__(self, key)
+            return True
+        except KeyError:
+            return False
+
+    def items(self) -> Any:
+        return self._d.items()
+
+    def project(self, vars: Any) -> FrozenBindings:
+        return _Solution(self.ctx, [(k, v) for k, v in self._d.items() if k in vars])
 
 
 def _bindings(ctx: QueryContext, base: dict, columns: dict, n: int) -> Iterator[FrozenBindings]:
@@ -648,16 +728,16 @@ def _bindings(ctx: QueryContext, base: dict, columns: dict, n: int) -> Iterator[
     cols = [columns[v] for v in names]
     if not names:
         for _ in range(n):
-            yield FrozenBindings(ctx, base)
+            yield _Solution(ctx, base)
         return
     if base:
         for vals in zip(*cols):
             d = dict(base)
             d.update(zip(names, vals))
-            yield FrozenBindings(ctx, d)
+            yield _Solution(ctx, d)
     else:
         for vals in zip(*cols):
-            yield FrozenBindings(ctx, zip(names, vals))
+            yield _Solution(ctx, zip(names, vals))
 
 
 def _abort(ltxn: lmdb.Transaction) -> None:
@@ -816,6 +896,18 @@ class _RemoveOp:
         return res
 
 
+# LMDB keys cannot be empty: the empty (default) prefix is stored as "\x00".
+_EMPTY_PREFIX = "\x00"
+
+
+def _to_key(prefix: str) -> str:
+    return prefix or _EMPTY_PREFIX
+
+
+def _from_key(key: str) -> str:
+    return "" if key == _EMPTY_PREFIX else key
+
+
 class _BindOp:
     __slots__ = ("changes",)
 
@@ -825,9 +917,9 @@ class _BindOp:
     def __call__(self, txn: Txn) -> None:
         for prefix, ns in self.changes:
             if ns is None:
-                txn.unbind(prefix)
+                txn.unbind(_to_key(prefix))
             else:
-                txn.bind(prefix, ns)
+                txn.bind(_to_key(prefix), ns)
 
 
 def _warn_removal(triple: tuple, res: _RemoveResult, inferred: bool) -> None:
@@ -854,25 +946,46 @@ def _show(triple: tuple) -> str:
 def evaluate_bgp(ctx: QueryContext, part: Any) -> Any:
     """rdflib custom evaluation: BGPs over a TrineStore graph are solved on ids.
 
-    Raises NotImplementedError (so rdflib evaluates the part itself) for
-    anything else: other algebra parts, graphs over other stores, a disabled
-    acceleration, and BGPs with property paths or other non-term items.
+    Handles ``BGP``, ``Project(BGP)`` and ``Distinct(Project(BGP))``
+    (projection and duplicate removal on ids).  Raises NotImplementedError
+    (so rdflib evaluates the part itself) for anything else: other algebra
+    parts, graphs over other stores, a disabled acceleration, and BGPs with
+    property paths or other non-term items.
     """
-    if part.name != "BGP" or not ACCELERATE:
+    if not ACCELERATE:
+        raise NotImplementedError
+    name = part.name
+    project = None
+    distinct = False
+    bgp = part
+    if name == "Distinct":         # not Reduced: rdflib's keeps some duplicates, and answers must not change
+        inner = part.p
+        if getattr(inner, "name", None) != "Project":
+            raise NotImplementedError
+        distinct = True
+        part = inner
+        name = "Project"
+    if name == "Project":
+        bgp = part.p
+        if getattr(bgp, "name", None) != "BGP":
+            raise NotImplementedError
+        project = list(part.PV)
+    elif name != "BGP":
         raise NotImplementedError
     graph = ctx.graph
     store = getattr(graph, "store", None)
     if not isinstance(store, TrineStore) or not store.accelerate or store._db is None \
             or isinstance(graph, ConjunctiveGraph) or not isinstance(graph, Graph):
         raise NotImplementedError
-    triples = part.triples
+    triples = bgp.triples
     for t in triples:
         for x in t:
             if not isinstance(x, (Variable, BNode, URIRef, Literal)):
                 raise NotImplementedError
     if not triples:
-        return iter([ctx.solution()])
-    return store.evaluate_bgp(ctx, triples)
+        sol = ctx.solution()
+        return iter([sol.project(project) if project is not None else sol])
+    return store.evaluate_bgp(ctx, triples, project, distinct)
 
 
 CUSTOM_EVALS["trine"] = evaluate_bgp

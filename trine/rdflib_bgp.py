@@ -27,6 +27,7 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
+from trine.store.keys import PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES
 from trine.store.txn import Txn
 
 Var = Hashable          # an rdflib Variable or BNode of the query
@@ -34,6 +35,10 @@ Slot = tuple[bool, object]   # (is_variable, id or variable)
 
 #: One bound lookup costs about as much as handling this many fetched rows.
 LOOKUP_COST_ROWS = 48
+#: One existence check (all three positions bound) costs about this many fetched rows.
+CHECK_COST_ROWS = 16
+#: A two-bound pattern is counted exactly (by reading it) when its rarer key has at most this many entries.
+EXACT_COUNT_LIMIT = 4096
 _EMPTY = np.zeros((0, 3), dtype=np.uint32)
 
 
@@ -47,11 +52,29 @@ class Rows:
         self._cache: dict[tuple, np.ndarray] = {}
 
     def count(self, s: int | None, p: int | None, o: int | None) -> int:
-        """Rows matching a pattern in the full view (an upper bound for the explicit one)."""
-        bound = (s is not None) + (p is not None) + (o is not None)
-        if bound == 2:
-            return len(self.fetch(s, p, o))
+        """Rows matching a pattern: exact, or an upper bound when exactness costs a big read.
+
+        (Counts are of the full view, so an upper bound of the explicit one;
+        0 is always exact.)
+        """
+        vals = (s, p, o)
+        bound = [i for i in range(3) if vals[i] is not None]
+        if len(bound) == 2:
+            i, j = bound
+            key_count = self.txn.key_count
+            m = min(key_count(_BY_ONE[i], vals[i]), key_count(_BY_ONE[j], vals[j]))  # type: ignore[arg-type]
+            if m == 0:
+                return 0
+            return len(self.fetch(s, p, o)) if m <= EXACT_COUNT_LIMIT else m
+        if len(bound) == 3:
+            return self.exists(s, p, o)  # type: ignore[arg-type]
+        if not bound and self.explicit_only:
+            return self.txn.n_explicit()
         return self.txn.count(s, p, o)
+
+    def exists(self, s: int, p: int, o: int) -> int:
+        rec = self.txn.record(s, p, o)
+        return int(rec is not None and (rec.explicit or not self.explicit_only))
 
     def fetch(self, s: int | None, p: int | None, o: int | None) -> np.ndarray:
         key = (s, p, o)
@@ -66,7 +89,7 @@ def match_rows(txn: Txn, s: int | None, p: int | None, o: int | None, explicit_o
     if s is None and p is None and o is None:
         return explicit_all(txn) if explicit_only else all_rows(txn)
     if not explicit_only:
-        return txn.match_array(s, p, o)
+        return fetch(txn, s, p, o)
     if s is not None:
         arr = spo_with_records(txn, [s])
         keep = arr["explicit"] != 0
@@ -75,12 +98,67 @@ def match_rows(txn: Txn, s: int | None, p: int | None, o: int | None, explicit_o
         if o is not None:
             keep &= arr["o"] == o
         return _spo_cols(arr[keep])
-    arr = txn.match_array(s, p, o)
+    arr = fetch(txn, s, p, o)
     if len(arr) == 0:
         return arr
     record = txn.record
     mask = np.fromiter((record(a, b, c).explicit for a, b, c in arr.tolist()), dtype=bool, count=len(arr))
     return arr[mask]
+
+
+# The index whose key is position i and whose duplicates are sorted by position j.
+_BY_PAIR = {perm[:2]: name for name, perm in PERMUTATIONS.items()}
+# The index read for a pattern with only position i bound (8-byte duplicates, no records).
+_BY_ONE = {0: "sop", 1: "pso", 2: "osp"}
+_SPO_DUP = np.dtype([("k", ">u4"), ("b", ">u4"), ("c", ">u4"), ("r", "V%d" % (SPO_VALUE_BYTES - PAIR_BYTES))])
+
+
+def fetch(txn: Txn, s: int | None, p: int | None, o: int | None) -> np.ndarray:
+    """Stored triples matching a pattern, as an (n, 3) uint32 array in s, p, o columns.
+
+    Like ``Txn.match_array``, but with two positions bound it reads the index
+    keyed by the *rarer* of the two terms (LMDB counts a key's duplicates in
+    O(1)): ``?x rdf:type ub:Dean`` reads the few duplicates under ``ub:Dean``
+    in OPS, not every ``rdf:type`` triple in POS.
+    """
+    vals = (s, p, o)
+    bound = [i for i in range(3) if vals[i] is not None]
+    if not bound:
+        return all_rows(txn)
+    if len(bound) == 3:
+        found = txn.record(s, p, o) is not None  # type: ignore[arg-type]
+        return np.array([[s, p, o]] if found else [], dtype=np.uint32).reshape(-1, 3)
+    if len(bound) == 1:
+        i = bound[0]
+        return _read_key(txn, _BY_ONE[i], vals[i], None)  # type: ignore[arg-type]
+    i, j = bound
+    if txn.key_count(_BY_ONE[j], vals[j]) < txn.key_count(_BY_ONE[i], vals[i]):  # type: ignore[arg-type]
+        i, j = j, i
+    return _read_key(txn, _BY_PAIR[(i, j)], vals[i], vals[j])  # type: ignore[arg-type]
+
+
+def _read_key(txn: Txn, name: str, key: int, second: int | None) -> np.ndarray:
+    """The duplicates of one key (optionally only those whose next id is ``second``)."""
+    c = txn.cursor(name)
+    packed = int(key).to_bytes(4, "big")
+    if not c.set_key(packed):
+        return _EMPTY
+    if name == "spo":
+        buf = c.getmulti([packed], dupdata=True, dupfixed_bytes=SPO_VALUE_BYTES, keyfixed=True)
+        arr = np.frombuffer(buf, dtype=_SPO_DUP)
+        cols = [arr["k"], arr["b"], arr["c"]]
+    else:
+        buf = c.getmulti([packed], dupdata=True, dupfixed_bytes=PAIR_BYTES, keyfixed=True)
+        arr = np.frombuffer(buf, dtype=">u4").reshape(-1, 3)
+        cols = [arr[:, 0], arr[:, 1], arr[:, 2]]
+    if second is not None:
+        lo, hi = np.searchsorted(cols[1], [second, second + 1])
+        cols = [x[lo:hi] for x in cols]
+    out = np.empty((len(cols[0]), 3), dtype=np.uint32)
+    perm = PERMUTATIONS[name]
+    for k in range(3):
+        out[:, perm[k]] = cols[k]
+    return out
 
 
 def all_rows(txn: Txn) -> np.ndarray:
@@ -236,16 +314,25 @@ def join_pattern(table: Table, pat: Sequence[Slot], rows: Rows) -> None:
         uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         n_keys = len(uniq_rows)
+    def key_values(g: int) -> list[int]:
+        if len(shared) <= 2:
+            k = int(uniq[g])
+            return [k >> 32, k & 0xFFFFFFFF] if len(shared) == 2 else [k]
+        return [int(x) for x in uniq_rows[g]]
+
+    if len(shared) == len(pvars) and n_keys * CHECK_COST_ROWS < full:
+        # semi-join: every position is bound by the table, so check each key's triple
+        ok = np.fromiter((rows.exists(*_consts(pat, dict(zip(shared, key_values(g)))))  # type: ignore[misc]
+                          for g in range(n_keys)), dtype=bool, count=n_keys)
+        keep = ok[inverse]
+        table.cols = {v: c[keep] for v, c in table.cols.items()}
+        table.n = int(keep.sum())
+        return
     if n_keys * LOOKUP_COST_ROWS < full:
         # index nested-loop: one bound lookup per distinct key
         parts, groups = [], []
         for g in range(n_keys):
-            if len(shared) <= 2:
-                k = int(uniq[g])
-                vals = [k >> 32, k & 0xFFFFFFFF] if len(shared) == 2 else [k]
-            else:
-                vals = [int(x) for x in uniq_rows[g]]
-            subst = dict(zip(shared, vals))
+            subst = dict(zip(shared, key_values(g)))
             got = rows.fetch(*_consts(pat, subst))
             got = _self_join_filter(pat, got, skip=set(shared))
             if len(got):
@@ -271,18 +358,18 @@ def join_pattern(table: Table, pat: Sequence[Slot], rows: Rows) -> None:
     _extend(table, pat, arr, li, ri)
 
 
-def order_patterns(patterns: list[list[Slot]], rows: Rows) -> list[list[Slot]]:
+def order_patterns(patterns: list[list[Slot]], sizes: list[int]) -> list[list[Slot]]:
     """Greedy join order: smallest first, then the smallest connected pattern."""
-    sizes = [rows.count(*_consts(p)) for p in patterns]
+    pvars = [set(_pattern_vars(p)) for p in patterns]
     remaining = list(range(len(patterns)))
     bound: set[Var] = set()
     order: list[list[Slot]] = []
     while remaining:
-        connected = [i for i in remaining if bound & set(_pattern_vars(patterns[i]))]
+        connected = [i for i in remaining if bound & pvars[i]]
         pick = min(connected or remaining, key=lambda i: (sizes[i], i))
         remaining.remove(pick)
         order.append(patterns[pick])
-        bound.update(_pattern_vars(patterns[pick]))
+        bound |= pvars[pick]
     return order
 
 
@@ -293,18 +380,37 @@ def solve(txn: Txn, patterns: list[list[Slot]], explicit_only: bool) -> Table:
     todo = []
     for pat in patterns:
         if all(not is_var for is_var, _ in pat):
-            if len(rows.fetch(*_consts(pat))) == 0:
+            if not rows.exists(*_consts(pat)):  # type: ignore[misc]
                 table.n = 0
                 return table
         else:
             todo.append(pat)
-    for pat in order_patterns(todo, rows):
+    sizes = [rows.count(*_consts(p)) for p in todo]
+    if 0 in sizes:
+        table.n = 0
+        return table
+    for pat in order_patterns(todo, sizes):
         join_pattern(table, pat, rows)
         if table.empty():
             break
     if table.empty():
         table.cols = {v: np.zeros(0, np.uint32) for v in table.cols}
     return table
+
+
+def project(table: Table, keep: list[Var], distinct: bool) -> None:
+    """Keep some columns (in order); with ``distinct``, only distinct rows of them."""
+    table.cols = {v: table.cols[v] for v in keep}
+    if not distinct or table.n <= 1:
+        return
+    if not keep:
+        table.n = 1
+        return
+    stacked = np.stack([table.cols[v] for v in keep], axis=1)
+    _, first = np.unique(stacked, axis=0, return_index=True)
+    first.sort()                     # keep the first occurrences, in solution order
+    table.cols = {v: c[first] for v, c in table.cols.items()}
+    table.n = len(first)
 
 
 def decode_columns(table: Table, decode: Callable[[int], object]) -> dict[Var, list]:

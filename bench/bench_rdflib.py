@@ -1,0 +1,338 @@
+"""Issue 6: trine's rdflib Store plugin vs oxrdflib vs rdflib's memory store.
+
+    python -m bench.bench_rdflib                 # LUBM(1), 5 timed runs after a warm-up
+    python -m bench.bench_rdflib --quick         # 1 timed run, short timeouts
+
+What is measured, in one process and one run (``bench/results/rdflib.json``):
+
+* **Queries.**  The 14 LUBM queries through rdflib's SPARQL API on four
+  graphs holding the same triples: LUBM(N) + univ-bench.nt loaded into trine
+  with ``Store.load(engine='local')`` (materialised: rho-df closure), and
+  trine's own dump of all its triples given to the other stores, so every
+  store answers over the same closure:
+
+  - ``trine``: ``Graph(store=TrineStore(...))``, BGPs evaluated on ids
+    (``CUSTOM_EVALS['trine']``);
+  - ``trine-rdflib-bgp``: the same graph with ``accelerate=False`` (rdflib's
+    own BGP evaluation over ``TrineStore.triples``);
+  - ``oxrdflib``: ``Graph(store="Oxigraph")``; a query string goes to
+    Oxigraph's native (Rust) engine;
+  - ``rdflib-memory``: ``Graph()``.
+
+  Every timed run is ``list(graph.query(q))`` (all rows are built).  The
+  rdflib-evaluated graphs get the query prepared once with
+  ``prepareQuery`` ("eval"); the one-off rdflib parse time of each query is
+  reported apart (``rdflib_parse``), and ``trine+parse`` adds it, to compare
+  with oxrdflib, which parses in Rust on every call.  Median of ``--reps``
+  runs after one warm-up; a pure-Python evaluation is cut off after
+  ``--timeout`` seconds (recorded as a timeout: the speed-up over it is a
+  lower bound).
+* **Parse.**  ``Graph.parse`` of LUBM(N) (decompressed) + univ-bench.nt into
+  each store with rdflib's N-Triples parser: trine's time includes the
+  commit (the reasoning pass and the durable LMDB commit); oxrdflib is also
+  measured with its own ``ox-nt`` parser (bulk load).
+
+Goals (issue 6): trine at least 10x faster than rdflib's memory store on every
+query, faster than oxrdflib on the sum, and ``Graph.parse`` into trine no
+slower than into rdflib's memory store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import shutil
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from bench import common
+from bench.common import log
+
+SYSTEMS = ("trine", "trine-rdflib-bgp", "oxrdflib", "rdflib-memory")
+PURE_PYTHON = {"trine-rdflib-bgp", "rdflib-memory"}     # evaluations that a timer signal can interrupt
+
+
+class Timeout(BaseException):
+    pass
+
+
+def _alarm(*_: Any) -> None:
+    raise Timeout()
+
+
+def timed(fn: Callable[[], Any], timeout: float | None) -> tuple[float | None, Any]:
+    """(seconds, result) of one call, or (None, None) if it ran past ``timeout``."""
+    if timeout:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    t0 = time.perf_counter()
+    try:
+        result = fn()
+    except Timeout:
+        return None, None
+    finally:
+        if timeout:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    return time.perf_counter() - t0, result
+
+
+def measure(fn: Callable[[], Any], reps: int, timeout: float | None, slow: float = 10.0) -> dict[str, Any]:
+    """One warm-up, then ``reps`` timed runs (one if the warm-up took over ``slow`` s)."""
+    warm, result = timed(fn, timeout)
+    if warm is None:
+        return {"median": None, "timeout": timeout, "runs": [], "answers": None}
+    runs = []
+    for _ in range(reps if warm < slow else 1):
+        dt, result = timed(fn, timeout)
+        if dt is None:
+            return {"median": None, "timeout": timeout, "runs": runs, "answers": None}
+        runs.append(dt)
+    return {"median": statistics.median(runs), "runs": runs, "warmup": warm,
+            "answers": len(result) if result is not None else None}
+
+
+def query_files() -> list[Path]:
+    return sorted((common.LUBM_DIR / "queries").glob("q*.rq"), key=lambda p: int(p.stem[1:]))
+
+
+def lubm_file(scale: int) -> Path:
+    return common.LUBM_DIR / f"lubm{scale}.nt.gz"
+
+
+def plain_copy(src: Path, dst: Path) -> Path:
+    if not dst.exists():
+        with gzip.open(src, "rb") as f, open(dst, "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+    return dst
+
+
+def bench_queries(scale: int, reps: int, timeout: float, work: Path) -> dict[str, Any]:
+    import rdflib
+    from rdflib.plugins.sparql import prepareQuery
+
+    from trine import Store
+    from trine.rdflib import TrineStore
+
+    out: dict[str, Any] = {"scale": scale}
+    store_dir = work / "trine"
+    t0 = time.perf_counter()
+    with Store.open(store_dir) as store:
+        store.load([lubm_file(scale), common.ontology_file()], engine="local")
+        closure = work / "closure.nt"
+        with open(closure, "w") as f:
+            n = store.dump(f)
+    out["triples"] = n
+    out["trine_load_seconds"] = time.perf_counter() - t0
+    log(f"LUBM({scale}): {n} triples after materialisation")
+
+    trine_store = TrineStore(store_dir)
+    graphs: dict[str, Any] = {"trine": rdflib.Graph(store=trine_store)}
+    t0 = time.perf_counter()
+    ox = rdflib.Graph(store="Oxigraph")
+    ox.parse(closure, format="ox-nt")
+    out["oxrdflib_load_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mem = rdflib.Graph()
+    mem.parse(closure, format="nt")
+    out["memory_load_seconds"] = time.perf_counter() - t0
+    graphs["oxrdflib"] = ox
+    graphs["rdflib-memory"] = mem
+    sizes = {"trine": len(graphs["trine"]), "oxrdflib": len(ox), "rdflib-memory": len(mem)}
+    out["graph_sizes"] = sizes
+    if len(set(sizes.values())) != 1:
+        raise SystemExit(f"the stores do not hold the same triples: {sizes}")
+
+    results: dict[str, dict[str, Any]] = {}
+    g: Any = None
+    for qf in query_files():
+        text = qf.read_text()
+        q = qf.stem
+        parse = [timed(lambda: prepareQuery(text), None)[0] for _ in range(max(3, reps))]
+        prepared = prepareQuery(text)
+        row: dict[str, Any] = {"rdflib_parse": statistics.median(parse)}
+        for system in SYSTEMS:
+            if system == "oxrdflib":
+                fn = lambda: list(ox.query(text))   # noqa: E731 - the string goes to Oxigraph's engine
+            else:
+                g = graphs["trine" if system.startswith("trine") else system]
+                fn = (lambda g=g: list(g.query(prepared)))
+            trine_store.accelerate = system != "trine-rdflib-bgp"
+            gc.collect()
+            row[system] = measure(fn, reps, timeout if system in PURE_PYTHON else None)
+            del fn
+        trine_store.accelerate = True
+        if row["trine"]["median"] is not None:
+            row["trine+parse"] = {"median": row["trine"]["median"] + row["rdflib_parse"]}
+        answers = {s: row[s]["answers"] for s in SYSTEMS if row[s]["answers"] is not None}
+        row["same_answers"] = len(set(answers.values())) <= 1
+        results[q] = row
+        log(f"{q}: " + "  ".join(f"{s} {_fmt(row[s]['median'])}" for s in SYSTEMS)
+            + f"  answers {answers.get('trine')}" + ("" if row["same_answers"] else f"  MISMATCH {answers}"))
+    out["queries"] = results
+    trine_store.close()
+    graphs.clear()
+    del graphs, ox, mem, g
+    gc.collect()
+    return out
+
+
+PARSE_SYSTEMS = ("trine", "rdflib-memory", "oxrdflib", "oxrdflib (ox-nt parser)")
+
+
+def parse_worker(name: str, data: str, onto: str, reps: int, work: str) -> dict[str, Any]:
+    """``Graph.parse`` of the data and the ontology into one kind of store, in a fresh interpreter.
+
+    One warm-up, then ``reps`` timed runs, each into a new, empty graph (a
+    new store directory for trine, created before the clock starts).  trine's
+    time includes ``commit()``: the reasoning pass and the durable commit.
+    """
+    import rdflib
+
+    from trine.rdflib import TrineStore
+
+    fmt = "ox-nt" if "ox-nt" in name else "nt"
+    times, size = [], None
+    for i in range(1 + reps):
+        if name == "trine":
+            d = Path(work) / f"parse-trine-{i}"
+            shutil.rmtree(d, ignore_errors=True)
+            g = rdflib.Graph(store=TrineStore(d))
+        elif name.startswith("oxrdflib"):
+            g = rdflib.Graph(store="Oxigraph")
+        else:
+            g = rdflib.Graph()
+        gc.collect()
+        t0 = time.perf_counter()
+        g.parse(data, format=fmt)
+        g.parse(onto, format=fmt)
+        if name == "trine":
+            g.commit()
+        dt = time.perf_counter() - t0
+        size = len(g)
+        if i > 0:
+            times.append(dt)
+        if name == "trine":
+            g.close()
+            shutil.rmtree(d, ignore_errors=True)
+        del g
+        gc.collect()
+    return {"median": statistics.median(times), "runs": times, "triples_in_graph": size}
+
+
+def bench_parse(scale: int, reps: int, work: Path) -> dict[str, Any]:
+    data = plain_copy(lubm_file(scale), work / f"lubm{scale}.nt")
+    onto = common.ontology_file()
+    runs: dict[str, Any] = {}
+    for name in PARSE_SYSTEMS:
+        runs[name] = common.run_isolated("bench.bench_rdflib.parse_worker", name, str(data), str(onto),
+                                         reps, str(work))
+        log(f"parse into {name}: {_fmt(runs[name]['median'])} ({runs[name]['triples_in_graph']} triples in the graph)")
+    return {"file": data.name, "input_triples": common.count_lines(data) + common.count_lines(onto),
+            "systems": runs, "isolated": "each system in a fresh interpreter"}
+
+
+def goals(q: dict[str, Any], p: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    rows = q["queries"]
+    speedups = {}
+    for name, row in rows.items():
+        t, m = row["trine"]["median"], row["rdflib-memory"]["median"]
+        if t is None:
+            speedups[name] = None
+        elif m is None:
+            speedups[name] = {"at_least": row["rdflib-memory"]["timeout"] / t}
+        else:
+            speedups[name] = m / t
+    out["speedup_vs_memory"] = speedups
+    low = [v if isinstance(v, float) else v["at_least"] for v in speedups.values() if v is not None]
+    out["min_speedup_vs_memory"] = min(low) if low else None
+    out["trine_10x_memory_every_query"] = bool(low) and min(low) >= 10 and None not in speedups.values()
+    tot = {s: sum(r[s]["median"] for r in rows.values()) for s in ("trine", "oxrdflib")
+           if all(r[s]["median"] is not None for r in rows.values())}
+    tot["trine+parse"] = sum(r["trine+parse"]["median"] for r in rows.values() if "trine+parse" in r)
+    out["sum_seconds"] = tot
+    out["trine_faster_than_oxrdflib_on_sum"] = tot.get("trine", 1e9) < tot.get("oxrdflib", 0)
+    out["trine_with_parse_faster_than_oxrdflib_on_sum"] = tot["trine+parse"] < tot.get("oxrdflib", 0)
+    out["same_answers_everywhere"] = all(r["same_answers"] for r in rows.values())
+    if p is not None:
+        s = p["systems"]
+        out["parse_trine_vs_memory"] = s["trine"]["median"] / s["rdflib-memory"]["median"]
+        out["parse_trine_no_slower_than_memory"] = s["trine"]["median"] <= s["rdflib-memory"]["median"]
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "timeout"
+    return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def table(q: dict[str, Any] | None, p: dict[str, Any] | None, g: dict[str, Any]) -> str:
+    cols = ["trine", "trine+parse", "trine-rdflib-bgp", "oxrdflib", "rdflib-memory"]
+    lines: list[str] = []
+    if q is not None:
+        lines += [f"LUBM({q['scale']}), {q['triples']} triples (materialised); medians",
+                  f"{'query':<6} {'answers':>7} " + " ".join(f"{c:>17}" for c in cols) + f" {'vs memory':>10}"]
+        for name, row in q["queries"].items():
+            sp = g["speedup_vs_memory"][name]
+            sps = "-" if sp is None else (f">{sp['at_least']:.0f}x" if isinstance(sp, dict) else f"{sp:.1f}x")
+            lines.append(f"{name:<6} {str(row['trine']['answers']):>7} "
+                         + " ".join(f"{_fmt(row.get(c, {}).get('median')):>17}" for c in cols) + f" {sps:>10}")
+        tot = g["sum_seconds"]
+        lines.append(f"{'sum':<6} {'':>7} " + " ".join(f"{_fmt(tot.get(c)) if c in tot else '':>17}" for c in cols))
+    if p is not None:
+        lines.append("")
+        lines.append(f"Graph.parse of {p['file']} + univ-bench.nt ({p['input_triples']} triples); medians")
+        for name, r in p["systems"].items():
+            lines.append(f"  {name:<26} {_fmt(r['median']):>10}  ({r['triples_in_graph']} triples in the graph)")
+    lines.append("")
+    for k, v in g.items():
+        if not isinstance(v, dict):
+            lines.append(f"  {k}: {v if not isinstance(v, float) else round(v, 2)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_rdflib", description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--scale", type=int, default=1, help="LUBM scale (default 1)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs after one warm-up (default 5)")
+    ap.add_argument("--parse-reps", type=int, default=3, help="timed Graph.parse runs (default 3)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="cut-off of one pure-Python query evaluation, seconds (default 120)")
+    ap.add_argument("--no-parse", action="store_true", help="skip the Graph.parse benchmark")
+    ap.add_argument("--parse-only", action="store_true", help="only the Graph.parse benchmark")
+    ap.add_argument("--quick", action="store_true", help="1 timed run, 20 s timeout, 1 parse run")
+    ap.add_argument("--results-dir", type=Path, default=None, help="where rdflib.json goes (default bench/results)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.reps, args.parse_reps, args.timeout = 1, 1, 20.0
+    if not lubm_file(args.scale).exists():
+        print(f"{lubm_file(args.scale)} not found (the LUBM data lives in ../shared)", file=sys.stderr)
+        return 2
+    work = common.fresh_dir(f"rdflib-lubm{args.scale}")
+    if args.parse_only:
+        p = bench_parse(args.scale, args.parse_reps, work)
+        print(table(None, p, {}))
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+    q = bench_queries(args.scale, args.reps, args.timeout, work)
+    p = None if args.no_parse else bench_parse(args.scale, args.parse_reps, work)
+    g = goals(q, p)
+    data = {"queries": q, "parse": p, "goals": g,
+            "settings": {"reps": args.reps, "parse_reps": args.parse_reps, "timeout": args.timeout}}
+    path = common.write_results("rdflib", data, args.results_dir)
+    print(table(q, p, g))
+    print(f"\nwrote {path}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
