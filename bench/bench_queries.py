@@ -31,7 +31,6 @@ import argparse
 import gc
 import json
 import multiprocessing as mp
-import os
 import signal
 import statistics
 import sys

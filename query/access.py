@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from trine.store.keys import PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES, pack_id
+from trine.store.keys import PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES
 from trine.store.txn import Txn
 
 __all__ = [
@@ -49,7 +49,6 @@ _INDEX_BY_KEY_AND_NEXT = {
 }
 
 _EMPTY = np.zeros((0, 3), dtype=np.uint32)
-_PAIR_DT = np.dtype(">u4")
 _SPO_REC_DT = np.dtype([("k", ">u4"), ("a", ">u4"), ("b", ">u4"), ("e", "u1"), ("r", "V6")])
 _KEYED_PAIR_DT = np.dtype(">u4")
 
@@ -107,12 +106,6 @@ def fetch_keys(txn: Txn, name: str, keys: np.ndarray, explicit: bool = False) ->
         return _EMPTY, (np.zeros(0, bool) if explicit and name == "spo" else None)
     buf = _getmulti(txn, name, _to_keys(keys))
     return _decode(name, buf, explicit)
-
-
-def _slice_second(rows: np.ndarray, pos: int, value: int) -> np.ndarray:
-    col = rows[:, pos]
-    lo, hi = np.searchsorted(col, [value, value + 1])
-    return rows[lo:hi]
 
 
 #: Ranges up to this many entries are read with a cursor walk in Python (less

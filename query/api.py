@@ -229,14 +229,21 @@ def _snapshot_id(store, txn) -> tuple | None:
     return (env, txn.txn.id())
 
 
+_TERMS_MAX = 500_000   # decoded terms kept per environment
+_TERMS_ENVS = 4        # environments whose terms are kept
+
+
 def _shared_terms(snapshot: tuple | None) -> dict | None:
+    """The decoded-term cache of the snapshot's environment.  A full cache is
+    replaced by a new one (never cleared in place: running queries keep
+    using the dict they were given)."""
     if snapshot is None:
         return None
     with _CACHE_LOCK:
         d = _TERMS.get(snapshot[0])
-        if d is None:
-            if len(_TERMS) > 16:
-                _TERMS.clear()
+        if d is None or len(d) > _TERMS_MAX:
+            if d is None and len(_TERMS) >= _TERMS_ENVS:
+                _TERMS.pop(next(iter(_TERMS)))
             d = _TERMS[snapshot[0]] = {}
         return d
 

@@ -136,16 +136,13 @@ def _bytes_to_term(b: bytes, _new=str.__new__, _U=URIRef, _L=Literal) -> Identif
 class Dictionary:
     """Bulk, cached decoding of term ids within one read transaction."""
 
-    #: a shared term cache is emptied when it grows past this many terms
-    MAX_SHARED_TERMS = 1_000_000
-
     def __init__(self, txn: Txn, terms: dict | None = None):
+        """``terms``: a cache of decoded terms shared with other queries on
+        the same environment (ids are never reused within one)."""
         self.txn = txn
         self.strings: dict[int, str] = {}
         if terms is None:
             terms = {}
-        elif len(terms) > self.MAX_SHARED_TERMS:
-            terms.clear()
         terms[UNBOUND] = None
         self.terms: dict[int, Identifier | None] = terms
         self.values: dict[int, Term | None] = {UNBOUND: None}

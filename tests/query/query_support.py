@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rdflib
-from rdflib import RDF, BNode, Graph, Literal, Namespace, URIRef
+from rdflib import RDF, Graph, Namespace, URIRef
 
 from trine.store.terms import from_rdflib
 
