@@ -586,8 +586,8 @@ class Executor:
             node.fetched_rows += len(rows)
             cols, mask = _pattern_columns(rows, node.ids)
             n = len(next(iter(cols.values()))) if cols else len(rows)
-            presorted = (len(node.join_vars) == 1 and sorted_pos is not None
-                         and sorted_pos == sort_pos)
+            presorted = sorted_pos is not None and sorted_pos == sort_pos and (
+                len(node.join_vars) == 1 or _key_follows_index(node))
             rel = self._relations[id(node)] = _Relation(cols, n, node.join_vars, presorted)
         return rel
 
@@ -613,7 +613,13 @@ class Executor:
         rel = self._relations.get(id(node))
         method = "merge"
         if rel is None:
-            bulk_cost = node.count * (1.0 + SORT_COST * (len(node.join_vars) > 1))
+            needs_sort = len(node.join_vars) > 1 and not _key_follows_index(node)
+            bulk_cost = node.count * (1.0 + SORT_COST * needs_sort)
+            if FORCE_JOIN_METHOD is None and self._probes_surely_dearer(node, b, bulk_cost):
+                rel = self._relation(node)
+                node.methods[method] = node.methods.get(method, 0) + 1
+                yield from self._join_with(node, b, rel)
+                return
             probe_var, index, keys, probe_cost = self._probe_choice(node, b, bulk_cost)
             spent = self._probe_spent.get(id(node), 0.0)
             if FORCE_JOIN_METHOD is not None:
@@ -645,6 +651,21 @@ class Executor:
         if not keep:
             return None
         return b if len(keep) == b.n else b.take(np.asarray(keep, dtype=np.int64))
+
+    def _probes_surely_dearer(self, node: Join, b: Batch, bulk_cost: float) -> bool:
+        """Whether probing (at least one descent per distinct key) would cost
+        more than reading the range, judged from a sample of the batch's keys
+        (a large batch is not worth an exact count of its distinct keys)."""
+        if b.n <= 4096 or b.n * KEY_COST <= bulk_cost:
+            return False
+        spent = self._probe_spent.get(id(node), 0.0)
+        least = None
+        for v in node.join_vars:
+            col = b.cols[v]
+            sample = col[:: b.n // 1024][:1024]
+            distinct = b.n * len(np.unique(sample)) / len(sample)
+            least = distinct if least is None else min(least, distinct)
+        return spent + least * KEY_COST > 2 * bulk_cost  # type: ignore[operator]
 
     def _probe_choice(self, node: Join, b: Batch, bulk_cost: float):
         """The bound variable whose index lookups read the fewest entries,
@@ -860,6 +881,18 @@ class Executor:
         if not sort_cols:
             return np.arange(batch.n)
         return np.lexsort(tuple(reversed(sort_cols)))
+
+
+def _key_follows_index(node: Join) -> bool:
+    """Whether a two-variable join key comes sorted from the index: the
+    pattern has one constant, so its range is read from an index keyed by it
+    whose duplicates are ordered by the other two positions (first join
+    variable first)."""
+    jv = node.join_vars
+    if len(jv) != 2:
+        return False
+    consts = sum(not isinstance(x, Var) for x in node.ids)
+    return consts == 1 and jv[0] != jv[1] and node.ids.count(jv[0]) == 1 and node.ids.count(jv[1]) == 1
 
 
 class _Seen:
