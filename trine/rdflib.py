@@ -724,20 +724,25 @@ class _Solution(FrozenBindings):
 
 
 def _bindings(ctx: QueryContext, base: dict, columns: dict, n: int) -> Iterator[FrozenBindings]:
+    """One ``_Solution`` per row (built without the Python-level ``__init__`` chain)."""
     names = list(columns)
     cols = [columns[v] for v in names]
+    new = object.__new__
     if not names:
         for _ in range(n):
             yield _Solution(ctx, base)
         return
-    if base:
-        for vals in zip(*cols):
+    for vals in zip(*cols):
+        sol = new(_Solution)
+        if base:
             d = dict(base)
             d.update(zip(names, vals))
-            yield _Solution(ctx, d)
-    else:
-        for vals in zip(*cols):
-            yield _Solution(ctx, zip(names, vals))
+            sol._d = d
+        else:
+            sol._d = dict(zip(names, vals))
+        sol._hash = None
+        sol.ctx = ctx
+        yield sol
 
 
 def _abort(ltxn: lmdb.Transaction) -> None:

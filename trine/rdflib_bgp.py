@@ -33,10 +33,10 @@ from trine.store.txn import Txn
 Var = Hashable          # an rdflib Variable or BNode of the query
 Slot = tuple[bool, object]   # (is_variable, id or variable)
 
-#: One bound lookup costs about as much as handling this many fetched rows.
-LOOKUP_COST_ROWS = 48
 #: One existence check (all three positions bound) costs about this many fetched rows.
 CHECK_COST_ROWS = 16
+#: Counting one key's triples (to plan a batched lookup) costs about this many fetched rows.
+BATCH_COST_ROWS = 4
 #: A two-bound pattern is counted exactly (by reading it) when its rarer key has at most this many entries.
 EXACT_COUNT_LIMIT = 4096
 _EMPTY = np.zeros((0, 3), dtype=np.uint32)
@@ -71,6 +71,22 @@ class Rows:
         if not bound and self.explicit_only:
             return self.txn.n_explicit()
         return self.txn.count(s, p, o)
+
+    def fetch_keys(self, index: str, keys: np.ndarray, consts: tuple) -> np.ndarray:
+        """Triples under several keys of one index that match the pattern's constants."""
+        arr = read_keys(self.txn, index, keys)
+        mask = None
+        for i, c in enumerate(consts):
+            if c is not None:
+                m = arr[:, i] == c
+                mask = m if mask is None else (mask & m)
+        if mask is not None:
+            arr = arr[mask]
+        if self.explicit_only and len(arr):
+            record = self.txn.record
+            keep = np.fromiter((record(a, b, c).explicit for a, b, c in arr.tolist()), dtype=bool, count=len(arr))
+            arr = arr[keep]
+        return arr
 
     def exists(self, s: int, p: int, o: int) -> int:
         rec = self.txn.record(s, p, o)
@@ -158,6 +174,21 @@ def _read_key(txn: Txn, name: str, key: int, second: int | None) -> np.ndarray:
     perm = PERMUTATIONS[name]
     for k in range(3):
         out[:, perm[k]] = cols[k]
+    return out
+
+
+def read_keys(txn: Txn, name: str, keys: np.ndarray) -> np.ndarray:
+    """Every triple under some keys of an 8-byte-duplicate index, (n, 3) in s, p, o columns."""
+    if len(keys) == 0:
+        return _EMPTY
+    c = txn.cursor(name)
+    packed = np.asarray(keys, dtype=">u4").view("V4").tolist()
+    buf = c.getmulti(packed, dupdata=True, dupfixed_bytes=PAIR_BYTES, keyfixed=True)
+    arr = np.frombuffer(buf, dtype=">u4").reshape(-1, 3)
+    out = np.empty((len(arr), 3), dtype=np.uint32)
+    perm = PERMUTATIONS[name]
+    for k in range(3):
+        out[:, perm[k]] = arr[:, k]
     return out
 
 
@@ -296,64 +327,60 @@ def _extend(table: Table, pat: Sequence[Slot], arr: np.ndarray, li: np.ndarray |
 
 
 def join_pattern(table: Table, pat: Sequence[Slot], rows: Rows) -> None:
+    """Join one pattern into the table (in place).
+
+    Three ways, whichever reads least: an existence check per distinct key
+    when the table binds every variable of the pattern (a semi-join); a
+    batched index lookup -- all triples under the distinct values of a shared
+    variable, read with one MDB_GET_MULTIPLE call, then filtered and joined
+    -- when those keys hold fewer triples than the pattern matches; else
+    the whole pattern is read and joined on its shared variables.
+    """
     pvars = _pattern_vars(pat)
     shared = [v for v in pvars if v in table.cols]
     if not shared:
         arr = _self_join_filter(pat, rows.fetch(*_consts(pat)))
         _extend(table, pat, arr, None, None)
         return
-    # distinct join keys on the table side
-    key_cols = [table.cols[v] for v in shared]
     full = rows.count(*_consts(pat))
-    if len(shared) <= 2:
-        lkey = _key(key_cols)
-        uniq, inverse = np.unique(lkey, return_inverse=True)
-        n_keys = len(uniq)
-    else:
-        stacked = np.stack(key_cols, axis=1)
-        uniq_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        n_keys = len(uniq_rows)
-    def key_values(g: int) -> list[int]:
+    if len(shared) == len(pvars):
+        key_cols = [table.cols[v] for v in shared]
         if len(shared) <= 2:
-            k = int(uniq[g])
-            return [k >> 32, k & 0xFFFFFFFF] if len(shared) == 2 else [k]
-        return [int(x) for x in uniq_rows[g]]
-
-    if len(shared) == len(pvars) and n_keys * CHECK_COST_ROWS < full:
-        # semi-join: every position is bound by the table, so check each key's triple
-        ok = np.fromiter((rows.exists(*_consts(pat, dict(zip(shared, key_values(g)))))  # type: ignore[misc]
-                          for g in range(n_keys)), dtype=bool, count=n_keys)
-        keep = ok[inverse]
-        table.cols = {v: c[keep] for v, c in table.cols.items()}
-        table.n = int(keep.sum())
-        return
-    if n_keys * LOOKUP_COST_ROWS < full:
-        # index nested-loop: one bound lookup per distinct key
-        parts, groups = [], []
-        for g in range(n_keys):
-            subst = dict(zip(shared, key_values(g)))
-            got = rows.fetch(*_consts(pat, subst))
-            got = _self_join_filter(pat, got, skip=set(shared))
-            if len(got):
-                parts.append(got)
-                groups.append(np.full(len(got), g, dtype=np.int64))
-        if not parts:
-            table.cols = {v: c[:0] for v, c in table.cols.items()}
-            table.n = 0
+            uniq, inverse = np.unique(_key(key_cols), return_inverse=True)
+            keys = [[int(k)] if len(shared) == 1 else [int(k) >> 32, int(k) & 0xFFFFFFFF] for k in uniq.tolist()]
+        else:
+            uniq_rows, inverse = np.unique(np.stack(key_cols, axis=1), axis=0, return_inverse=True)
+            keys = uniq_rows.tolist()
+        if len(keys) * CHECK_COST_ROWS < full:
+            ok = np.fromiter((rows.exists(*_consts(pat, dict(zip(shared, k)))) for k in keys),  # type: ignore[misc]
+                             dtype=bool, count=len(keys))
+            keep = ok[inverse.reshape(-1)]
+            table.cols = {v: c[keep] for v, c in table.cols.items()}
+            table.n = int(keep.sum())
             return
-        arr = np.concatenate(parts)
-        rkey = np.concatenate(groups)
-        li, ri = join_indexes(inverse.astype(np.int64), rkey)
-        _extend(table, pat, arr, li, ri)
-        return
-    # fetch the whole pattern and join on the shared variables
-    arr = _self_join_filter(pat, rows.fetch(*_consts(pat)))
     pos = _var_positions(pat)
+    v0 = shared[0]
+    i0 = pos[v0]
+    arr = None
+    values = np.unique(table.cols[v0])
+    if len(values) * BATCH_COST_ROWS < full:
+        index = _BY_ONE[i0]
+        total = 0
+        key_count = rows.txn.key_count
+        for k in values.tolist():
+            total += key_count(index, k)
+            if total >= full:
+                break
+        if total < full:
+            arr = rows.fetch_keys(index, values, _consts(pat))
+    if arr is None:
+        arr = rows.fetch(*_consts(pat))
+    arr = _self_join_filter(pat, arr)
+    key_cols = [table.cols[v] for v in shared]
     rcols = [arr[:, pos[v]] for v in shared]
     li, ri = join_indexes(_key(key_cols[:2]), _key(rcols[:2]))
     if len(shared) > 2:
-        keep = table.cols[shared[2]][li] == rcols[2][ri]
+        keep = key_cols[2][li] == rcols[2][ri]
         li, ri = li[keep], ri[keep]
     _extend(table, pat, arr, li, ri)
 
