@@ -250,7 +250,7 @@ def query(db: str, query: str | None, query_file, fmt: str | None, explicit_only
     with errors_as_messages(), open_store(db, readonly=True) as store:
         try:
             if explain:
-                click.echo(store.explain(text))
+                click.echo(store.explain(text, explicit_only=explicit_only))
                 return
             result = store.query(text, explicit_only=explicit_only)
             write_results(result, fmt, click.get_text_stream("stdout"))

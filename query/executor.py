@@ -487,7 +487,6 @@ class Executor:
         self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}
         self._probe_cache: dict[tuple, tuple] = {}
         self._probe_spent: dict[int, float] = {}
-        self._fanout: dict[tuple, float] = {}
 
     def fetch(self, s: int | None, p: int | None, o: int | None,
               sort_by: int | None = None) -> tuple[np.ndarray, int | None]:

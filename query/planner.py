@@ -351,11 +351,11 @@ def plan_bgp(query: Query, stats: Statistics, ids_list: list[PatternIds], missin
         return node
 
     counts = []
-    for ids in ids_list:
+    for i, ids in enumerate(ids_list):
         c, exact = stats.count(*_const_args(ids))
         counts.append((c, exact))
         if c == 0:
-            tp = patterns[ids_list.index(ids)]
+            tp = patterns[i]
             return Empty(est=0, reason=f"pattern ({' '.join(_fmt_term(t) for t in tp)}) matches no triple")
 
     remaining = list(range(len(patterns)))

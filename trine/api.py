@@ -189,9 +189,9 @@ class Store:
         from trine.query.api import run_query
         return run_query(self, text, explicit_only=explicit_only)
 
-    def explain(self, text: str, analyze: bool = True) -> str:
+    def explain(self, text: str, analyze: bool = True, explicit_only: bool = False) -> str:
         from trine.query.api import explain_query
-        return explain_query(self, text, analyze=analyze)
+        return explain_query(self, text, analyze=analyze, explicit_only=explicit_only)
 
     # --- namespaces ---------------------------------------------------------------
     def namespaces(self) -> list[tuple[str, str]]:

@@ -109,3 +109,10 @@ def test_unsupported_construct_is_named(db):
 def test_missing_query(db):
     r = trine("query", db, ok=False)
     assert r.returncode != 0 and "give a query" in r.stderr
+
+
+def test_explain_explicit_only(db):
+    q = f"PREFIX ub: <{UB}> SELECT ?x WHERE {{ ?x a ub:Person }}"
+    assert trine("query", db, "--explain", q).stdout.splitlines()[-1].startswith("(")
+    out = trine("query", db, "--explain", "--explicit-only", q).stdout
+    assert out.splitlines()[-1].startswith("(0 rows")
