@@ -26,12 +26,14 @@ Nothing here imports pyspark: these functions run in the Python workers.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from array import array
+from typing import Callable, Iterable, Iterator
 
 from trine.store import ntriples
 from trine.store.ntriples import _LineError, open_input, parse_line
@@ -74,7 +76,7 @@ def expand_inputs(paths: Iterable[str | os.PathLike], spool_dir: Path) -> list[I
         elif path.exists():
             out.append(_input(path, str(p)))
         else:
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise FileNotFoundError(errno.ENOENT, f"{p}: no such file or directory", str(p))
     return out
 
 
@@ -159,8 +161,29 @@ def _chunks(path: str) -> Iterator[bytes]:
             rest = buf[cut + 1:]
 
 
-def parse_task(task: int, file_idx: int, path: str, part: int, parts: int,
-               skip_invalid: bool) -> Iterator[tuple]:
+class Sink:
+    """What a task has parsed since the last flush (flat columns)."""
+
+    def __init__(self) -> None:
+        self.triples = array("q")     # s, p, o task-local keys, flat
+        self.keys = array("q")
+        self.firsts = array("q")
+        self.terms: list[str] = []
+        self.errors: list[tuple[int, int, int, str]] = []   # (file, line, column, message)
+        self.n_triples = 0
+        self.n_terms = 0
+
+    def clear(self) -> None:
+        self.triples = array("q")
+        self.keys = array("q")
+        self.firsts = array("q")
+        self.terms = []
+
+
+def parse_task(task: int, file_idx: int, path: str, part: int, parts: int, skip_invalid: bool,
+               sink: Sink, flush: Callable[[Sink], None] | None = None, flush_rows: int = 1 << 20) -> None:
+    """Parse one task's share of a file into ``sink`` (``flush`` is called
+    between chunks once ``flush_rows`` triples are buffered)."""
     base = task << TASK_SHIFT
     fbase = file_idx << FILE_SHIFT
     ids: dict[str, int] = {}
@@ -178,45 +201,111 @@ def parse_task(task: int, file_idx: int, path: str, part: int, parts: int,
                     texts.pop()
             except UnicodeDecodeError:
                 texts = None
+        trip = sink.triples.append
+        keys = sink.keys.append
+        firsts = sink.firsts.append
+        terms = sink.terms.append
+        n0 = len(ids)
+        t0 = len(sink.triples)
         for i, raw in enumerate(lines):
             line_no += 1
             try:
                 text = texts[i] if texts is not None else raw.decode("utf-8")
                 t = parse_line(text)
             except UnicodeDecodeError as e:
-                err = (ERROR, file_idx, line_no, e.start + 1, "invalid UTF-8")
+                err = (file_idx, line_no, e.start + 1, "invalid UTF-8")
             except _LineError as e:
-                err = (ERROR, file_idx, line_no, e.column, e.message)
+                err = (file_idx, line_no, e.column, e.message)
             else:
                 if t is None:
                     continue
-                pos = fbase | (line_no << LINE_SHIFT)
                 s, p, o = t
                 ks = ids.get(s)
                 if ks is None:
                     ks = ids[s] = len(ids)
-                    yield (TERM, base | ks, pos, 0, s)
+                    keys(base | ks)
+                    firsts(fbase | (line_no << LINE_SHIFT))
+                    terms(s)
                 kp = ids.get(p)
                 if kp is None:
                     kp = ids[p] = len(ids)
-                    yield (TERM, base | kp, pos | 1, 0, p)
+                    keys(base | kp)
+                    firsts(fbase | (line_no << LINE_SHIFT) | 1)
+                    terms(p)
                 ko = ids.get(o)
                 if ko is None:
                     ko = ids[o] = len(ids)
-                    yield (TERM, base | ko, pos | 2, 0, o)
-                yield (TRIPLE, base | ks, base | kp, base | ko, None)
+                    keys(base | ko)
+                    firsts(fbase | (line_no << LINE_SHIFT) | 2)
+                    terms(o)
+                trip(base | ks)
+                trip(base | kp)
+                trip(base | ko)
                 continue
-            yield err
+            sink.errors.append(err)
             if not skip_invalid:
+                sink.n_triples += (len(sink.triples) - t0) // 3
+                sink.n_terms += len(ids) - n0
                 return
+        sink.n_triples += (len(sink.triples) - t0) // 3
+        sink.n_terms += len(ids) - n0
+        if flush is not None and len(sink.triples) >= 3 * flush_rows:
+            flush(sink)
 
 
 def run_tasks(tasks: Iterable[tuple]) -> Iterator[tuple]:
-    """mapPartitions body: the rows of every task of one partition."""
+    """The rows ``(kind, a, b, c, text)`` of every task (tests, small inputs)."""
     for t in tasks:
-        yield from parse_task(*t)
+        sink = Sink()
+        parse_task(*t, sink=sink)
+        for k, f, term in zip(sink.keys, sink.firsts, sink.terms):
+            yield (TERM, k, f, 0, term)
+        tr = sink.triples
+        for i in range(0, len(tr), 3):
+            yield (TRIPLE, tr[i], tr[i + 1], tr[i + 2], None)
+        for e in sink.errors:
+            yield (ERROR,) + tuple(e)
 
 
-def parse_error(files: list[InputFile], row) -> ntriples.ParseError:
-    _, file_idx, line, col, msg = row
+def write_tasks(out_dir: str, tasks: Iterable[tuple]) -> Iterator[tuple]:
+    """mapPartitions body: parse each task into two Parquet files.
+
+    ``out_dir/triples/task-N.parquet`` (s, p, o task-local keys) and
+    ``out_dir/terms/task-N.parquet`` (key, first, term); yields one summary
+    ``(task, triples, terms, errors)`` per task, errors as
+    ``(file, line, column, message)`` tuples.  Parquet is how rows reach the
+    JVM cheaply: pickling millions of tuples through Py4J costs more than the
+    parse itself.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tschema = pa.schema([("s", pa.int64()), ("p", pa.int64()), ("o", pa.int64())])
+    dschema = pa.schema([("key", pa.int64()), ("first", pa.int64()), ("term", pa.string())])
+    os.makedirs(f"{out_dir}/triples", exist_ok=True)
+    os.makedirs(f"{out_dir}/terms", exist_ok=True)
+    for task in tasks:
+        tid = task[0]
+        sink = Sink()
+        with pq.ParquetWriter(f"{out_dir}/triples/task-{tid:05d}.parquet", tschema, compression="snappy",
+                              use_dictionary=False) as tw, \
+                pq.ParquetWriter(f"{out_dir}/terms/task-{tid:05d}.parquet", dschema, compression="snappy",
+                                 use_dictionary=False) as dw:
+
+            def flush(sk: Sink) -> None:
+                a = np.frombuffer(sk.triples, dtype=np.int64).reshape(-1, 3)
+                tw.write_table(pa.table([a[:, 0], a[:, 1], a[:, 2]], schema=tschema))
+                dw.write_table(pa.table([np.frombuffer(sk.keys, dtype=np.int64),
+                                         np.frombuffer(sk.firsts, dtype=np.int64),
+                                         pa.array(sk.terms, pa.string())], schema=dschema))
+                sk.clear()
+
+            parse_task(*task, sink=sink, flush=flush)
+            flush(sink)
+        yield (tid, sink.n_triples, sink.n_terms, sink.errors)
+
+
+def parse_error(files: list[InputFile], err: tuple[int, int, int, str]) -> ntriples.ParseError:
+    file_idx, line, col, msg = err
     return ntriples.ParseError(files[file_idx].name, line, col, msg)

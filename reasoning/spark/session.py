@@ -39,7 +39,7 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
-    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.enabled": "false",
     # Let explicit broadcast hints decide; never broadcast by (unreliable) size estimates.
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.ansi.enabled": "false",
@@ -126,8 +126,6 @@ def effective_settings(master: str | None = None,
     c = dict(DEFAULT_CONF)
     if m.startswith("local"):
         c.update(_LOCAL_ONLY)
-    else:
-        c["spark.driver.host"] = os.environ.get("TRINE_SPARK_DRIVER_HOST", c.get("spark.driver.host", "127.0.0.1"))
     # Executors run the driver's interpreter (trine and its dependencies must be installed there).
     c.setdefault("spark.pyspark.python", sys.executable)
     c.setdefault("spark.pyspark.driver.python", sys.executable)

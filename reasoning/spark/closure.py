@@ -1,0 +1,204 @@
+"""The rho-df closure in Spark, with the counts and steps of the contract.
+
+This is ``reasoning/materialise.py`` (the executable specification) spread
+over a cluster.  Every rule of ``reasoning/rules.py`` has one schema atom
+(predicate spo, sco, dom or range) and one other atom:
+
+* the schema triples (few) live in the driver, with their steps, and are
+  re-collected from every round's new triples, so schema derived from data
+  (``p rdfs:subPropertyOf rdfs:subClassOf``, a property declared a
+  sub-property of rdf:type or rdfs:domain, ...) is used from the round after
+  it appears;
+* R1/R2 (spo/sco transitivity: both atoms are schema) run in the driver;
+* R3-R6 are one broadcast join of the data with a small rule table built
+  from the schema (R3, R5, R6 keyed by the data triple's predicate, R4 keyed
+  by the rdf:type triple's object).
+
+Rounds are the naive stages: round n fires exactly the rule instances whose
+larger body step is n - 1, as the union of (schema atoms of step n - 1) x
+(all data of step <= n - 1) and (schema atoms of step < n - 1) x (data of
+step n - 1).  So each instance fires in exactly one round; the heads of a
+round, minus the triples already known, are the triples of step n; and a
+triple's count is [explicit] + the number of instances fired with it as
+head over all rounds: one aggregation at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from trine.store.keys import KIND_MASK, MAX_COUNT, MAX_STEP
+from trine.store.terms import IRI, LITERAL
+from trine.store.vocab import DOM, RNG, SCO, SPO, TYPE
+
+SCHEMA_PREDICATES = (SPO, SCO, DOM, RNG)
+R3, R5, R6 = 3, 5, 6
+
+
+@dataclass
+class ClosureResult:
+    closure: object            # DataFrame (s, p, o, explicit, count, step), persisted
+    n_triples: int
+    n_explicit: int
+    rounds: int
+    new_per_round: list[int] = field(default_factory=list)
+
+
+class Schema:
+    """Schema triples known so far: predicate -> {(s, o): step}."""
+
+    def __init__(self) -> None:
+        self.rel: dict[int, dict[tuple[int, int], int]] = {p: {} for p in SCHEMA_PREDICATES}
+
+    def add(self, rows, step: int) -> None:
+        for s, p, o in rows:
+            self.rel[p].setdefault((s, o), step)
+
+    def transitive_heads(self, r: int, prev: int) -> list[tuple[int, int, int]]:
+        """R1/R2 instances of stage prev + 1: (A r B) (B r C), larger step == prev."""
+        rel = self.rel[r]
+        by_subject: dict[int, list[tuple[int, int]]] = {}
+        for (a, b), st in rel.items():
+            by_subject.setdefault(a, []).append((b, st))
+        heads = []
+        for (a, b), st in rel.items():
+            for c, st2 in by_subject.get(b, ()):
+                if max(st, st2) == prev:
+                    heads.append((a, r, c))
+        return heads
+
+    def rule_rows(self, prev: int) -> tuple[list, list, list, list]:
+        """Rule tables split by the schema atom's step: (== prev, < prev)."""
+        p_new, p_old, o_new, o_old = [], [], [], []
+        for (q, sup), st in self.rel[SPO].items():
+            if sup & KIND_MASK == IRI:
+                (p_new if st == prev else p_old).append((q, R3, sup))
+        for (p, d), st in self.rel[DOM].items():
+            (p_new if st == prev else p_old).append((p, R5, d))
+        for (p, r), st in self.rel[RNG].items():
+            (p_new if st == prev else p_old).append((p, R6, r))
+        for (b, c), st in self.rel[SCO].items():
+            (o_new if st == prev else o_old).append((b, c))
+        return p_new, p_old, o_new, o_old
+
+
+def local_frame(spark, rows: list[tuple[int, ...]], names: tuple[str, ...]):
+    """A small DataFrame of integers as an inline table (a LocalRelation:
+    broadcasting it needs no Spark job, unlike ``createDataFrame``)."""
+    if len(rows) > 20_000:
+        return spark.createDataFrame(rows, ", ".join(f"{n} long" for n in names))
+    values = ", ".join("(" + ", ".join(str(int(x)) for x in r) + ")" for r in rows)
+    cols = ", ".join(f"CAST(col{i + 1} AS BIGINT) AS {n}" for i, n in enumerate(names))
+    return spark.sql(f"SELECT {cols} FROM VALUES {values}")
+
+
+def _by_predicate(F, data, rows, spark):
+    """R3, R5, R6 instances: data triples joined on their predicate."""
+    rules = local_frame(spark, rows, ("jp", "mode", "c"))
+    j = data.join(F.broadcast(rules), data.p == rules.jp)
+    mode, s, o, c = F.col("mode"), F.col("s"), F.col("o"), F.col("c")
+    j = j.filter((mode != R6) | (o.bitwiseAND(KIND_MASK) != LITERAL))
+    return j.select(F.when(mode == R6, o).otherwise(s).alias("s"),
+                    F.when(mode == R3, c).otherwise(F.lit(TYPE)).alias("p"),
+                    F.when(mode == R3, o).otherwise(c).alias("o"))
+
+
+def _by_type_object(F, data, rows, spark):
+    """R4 instances: (A type B) joined on B with (B sco C)."""
+    rules = local_frame(spark, rows, ("b", "c"))
+    typ = data.filter(F.col("p") == TYPE)
+    j = typ.join(F.broadcast(rules), typ.o == rules.b)
+    return j.select(F.col("s"), F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"))
+
+
+def close(spark, explicit, n_explicit: int, progress: Callable[[str, int], None] | None = None,
+          max_rounds: int = MAX_STEP) -> ClosureResult:
+    """The closure of ``explicit`` (a materialised DataFrame of distinct (s, p, o) longs)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    level = StorageLevel.MEMORY_AND_DISK
+    sc = spark.sparkContext
+    schema = Schema()
+    schema.add(_collect_schema(F, explicit), 0)
+    deltas = [explicit]          # deltas[n]: the triples of step n
+    fired = []                   # per round n: (s, p, o, c, new): heads with multiplicity c
+    new_per_round = []
+    n = 1
+    while True:
+        if n > max_rounds:
+            raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
+        sc.setJobDescription(f"trine: closure round {n}")
+        prev = n - 1
+        known = deltas[0]
+        for d in deltas[1:]:
+            known = known.unionByName(d)
+        delta = deltas[prev]
+        p_new, p_old, o_new, o_old = schema.rule_rows(prev)
+        small = schema.transitive_heads(SPO, prev) + schema.transitive_heads(SCO, prev)
+        parts = []
+        if p_new:
+            parts.append(_by_predicate(F, known, p_new, spark))
+        if p_old:
+            parts.append(_by_predicate(F, delta, p_old, spark))
+        if o_new:
+            parts.append(_by_type_object(F, known, o_new, spark))
+        if o_old:
+            parts.append(_by_type_object(F, delta, o_old, spark))
+        if small:
+            parts.append(local_frame(spark, small, ("s", "p", "o")))
+        if not parts:
+            break
+        heads = parts[0]
+        for part in parts[1:]:
+            heads = heads.unionByName(part)
+        head_preds = sorted({TYPE} | {r[2] for r in p_new + p_old if r[1] == R3} | {t[1] for t in small})
+        candidates = known.filter(F.col("p").isin(head_preds)) if len(head_preds) < 64 else known
+        candidates = candidates.select("s", "p", "o", F.lit(False).alias("new"))
+        # One job per round: count the heads, mark the new ones, materialise
+        # (localCheckpoint also cuts the lineage, or plans grow every round).
+        counted = heads.groupBy("s", "p", "o").agg(F.count(F.lit(1)).alias("c")) \
+            .join(candidates, ["s", "p", "o"], "left") \
+            .select("s", "p", "o", "c", F.col("new").isNull().alias("new")) \
+            .localCheckpoint(True, level)
+        new = counted.filter(F.col("new")).select("s", "p", "o")
+        row = new.agg(F.count(F.lit(1)), F.collect_list(F.when(F.col("p").isin(list(SCHEMA_PREDICATES)),
+                                                                F.array("s", "p", "o")))).collect()[0]
+        n_new = row[0]
+        fired.append(counted)
+        new_per_round.append(n_new)
+        if progress:
+            progress("closure", n_new)
+        if n_new == 0:
+            break
+        deltas.append(new)
+        schema.add([tuple(x) for x in row[1]], n)
+        n += 1
+
+    sc.setJobDescription("trine: closure counts")
+    parts = [explicit.select("s", "p", "o", F.lit(1).alias("explicit"), F.lit(1).cast("long").alias("cnt"),
+                             F.lit(0).alias("step"))]
+    for i, a in enumerate(fired, start=1):
+        parts.append(a.select("s", "p", "o", F.lit(0).alias("explicit"), F.col("c").alias("cnt"),
+                              F.when(F.col("new"), F.lit(i)).alias("step")))
+    allrows = parts[0]
+    for part in parts[1:]:
+        allrows = allrows.unionByName(part)
+    closure = allrows.groupBy("s", "p", "o").agg(
+        F.max("explicit").cast("byte").alias("explicit"),
+        F.sum("cnt").alias("count"),
+        F.min("step").alias("step"),
+    ).localCheckpoint(True, level)
+    row = closure.agg(F.count(F.lit(1)), F.sum("explicit"), F.max("count"), F.max("step")).collect()[0]
+    n_triples, n_expl, max_count, max_step = row[0], int(row[1] or 0), row[2] or 0, row[3] or 0
+    if max_count > MAX_COUNT:
+        raise OverflowError("a derivation count exceeds 2**32 - 1")
+    if max_step > MAX_STEP:
+        raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
+    return ClosureResult(closure, n_triples, n_expl, len(new_per_round), new_per_round)
+
+
+def _collect_schema(F, df) -> list[tuple[int, int, int]]:
+    return [(r[0], r[1], r[2]) for r in df.filter(F.col("p").isin(list(SCHEMA_PREDICATES)))
+            .select("s", "p", "o").collect()]

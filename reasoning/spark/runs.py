@@ -1,0 +1,249 @@
+"""Sorted runs: Spark writes them, the driver appends them into LMDB.
+
+For each of the six permutations Spark range-partitions the closure on the
+permutation's three ids and sorts within partitions, then writes Parquet:
+part file i holds the i-th key range, so reading the part files in order
+yields the whole index in key order.  SPO carries the records.  The
+dictionary of new terms is a run sorted by id (encode.py).
+
+``build_environment_from_runs`` writes a complete environment from these
+runs with ``putmulti(append=True)`` (MDB_APPEND / MDB_APPENDDUP), streaming
+one Parquet row group at a time: the driver never holds the closure.  It is
+the runs counterpart of ``trine.store.bulk.build_environment`` (same layout,
+same meta), built from that module's primitives.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import struct
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from trine.store.bulk import _append_sorted
+from trine.store.database import _open_env, init_meta, open_databases
+from trine.store.keys import PERMUTATIONS, SPO_VALUE_DTYPE
+from trine.store.txn import term_hash
+from trine.store.vocab import FIXED_IDS
+
+_U64 = struct.Struct(">Q")
+_PART = re.compile(r"part-(\d+)")
+COLS = ("s", "p", "o")
+
+
+def write_runs(spark, closure, n_triples: int, work: Path, mode: str = "six",
+               rows_per_part: int = 2_000_000) -> Path:
+    """Write sorted runs of ``closure`` under ``work/runs``; returns that directory.
+
+    ``mode="six"``: one Spark job range-partitions the union of the six
+    permutations on (perm, a, b, c) and writes ``runs/perm=<i>/part-*``
+    (``i`` indexes ``PERMUTATIONS``), each directory's part files in key
+    order.  ``mode="spo"``: only the SPO run (with the records); the driver
+    derives the other five orders from it (``spo_orders``).
+    """
+    from pyspark.sql import functions as F
+
+    spark.sparkContext.setJobDescription("trine: sorted runs")
+    names = list(PERMUTATIONS) if mode == "six" else ["spo"]
+    parts = []
+    for idx, name in enumerate(PERMUTATIONS):
+        if name not in names:
+            continue
+        a, b, c = (COLS[i] for i in PERMUTATIONS[name])
+        rec = ([F.col("explicit"), F.col("count"), F.col("step")] if name == "spo" else
+               [F.lit(None).cast("byte").alias("explicit"), F.lit(None).cast("long").alias("count"),
+                F.lit(None).cast("int").alias("step")])
+        parts.append(closure.select(F.lit(idx).alias("perm"), F.col(a).alias("a"), F.col(b).alias("b"),
+                                    F.col(c).alias("c"), *rec))
+    df = parts[0]
+    for part in parts[1:]:
+        df = df.unionByName(part)
+    n_parts = max(1, min(1024, -(-n_triples * len(names) // rows_per_part)))
+    key = ["perm", "a", "b", "c"]
+    out = work / "runs"
+    df.repartitionByRange(n_parts, *key).sortWithinPartitions(*key) \
+        .write.mode("overwrite").partitionBy("perm").option("compression", "snappy").parquet(str(out))
+    return out
+
+
+def run_dir(runs: Path, name: str) -> Path:
+    return runs / f"perm={list(PERMUTATIONS).index(name)}"
+
+
+def part_files(path: Path) -> list[Path]:
+    """The Parquet part files of a Spark output directory, in partition order."""
+    files = []
+    if not Path(path).is_dir():
+        return []
+    for f in Path(path).iterdir():
+        m = _PART.match(f.name)
+        if m and f.name.endswith(".parquet"):
+            files.append((int(m.group(1)), f.name, f))
+    return [f for _, _, f in sorted(files)]
+
+
+def read_run(path: Path, columns: list[str] | None = None) -> Iterator[dict[str, np.ndarray]]:
+    """Row groups of a run in order, as numpy columns."""
+    import pyarrow.parquet as pq
+
+    for f in part_files(path):
+        pf = pq.ParquetFile(f)
+        for i in range(pf.num_row_groups):
+            t = pf.read_row_group(i, columns=columns)
+            yield {name: t.column(name).to_numpy() for name in t.column_names}
+
+
+def read_dictionary(path: Path) -> Iterator[tuple[np.ndarray, list[bytes]]]:
+    """(ids, utf-8 terms) chunks of a dictionary run, in id order."""
+    import pyarrow.parquet as pq
+
+    for f in part_files(path):
+        pf = pq.ParquetFile(f)
+        for i in range(pf.num_row_groups):
+            t = pf.read_row_group(i, columns=["id", "term"])
+            ids = t.column("id").to_numpy()
+            terms = [x.encode("utf-8") for x in t.column("term").to_pylist()]
+            yield ids, terms
+
+
+def spo_orders(run: Path) -> Callable[[str], Iterable[dict[str, np.ndarray]]]:
+    """``runs(name)`` for ``build_environment_from_runs`` from the SPO run
+    alone: it is read into memory once and every other order is one stable
+    sort of a 64-bit key (the first two ids), since SPO order already breaks
+    the ties in the third id's order."""
+    chunks = list(read_run(run))
+    cols = {k: (np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64))
+            for k in ("a", "b", "c", "explicit", "count", "step")}
+    del chunks
+    s, p, o = (cols[k].astype(np.uint32) for k in ("a", "b", "c"))
+    spo = (s, p, o)
+
+    def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
+        if name == "spo":
+            step = 1 << 20
+            for i in range(0, len(s), step):
+                yield {"a": s[i:i + step], "b": p[i:i + step], "c": o[i:i + step],
+                       "explicit": cols["explicit"][i:i + step], "count": cols["count"][i:i + step],
+                       "step": cols["step"][i:i + step]}
+            return
+        ia, ib, ic = PERMUTATIONS[name]
+        key = (spo[ia].astype(np.uint64) << np.uint64(32)) | spo[ib].astype(np.uint64)
+        order = np.argsort(key, kind="stable")
+        del key
+        a, b, c = spo[ia][order], spo[ib][order], spo[ic][order]
+        del order
+        step = 1 << 20
+        for i in range(0, len(a), step):
+            yield {"a": a[i:i + step], "b": b[i:i + step], "c": c[i:i + step]}
+
+    return runs
+
+
+# --- appending ---------------------------------------------------------------------
+
+def _grouped_keys(first: np.ndarray) -> Iterator[bytes]:
+    """One 4-byte key object per entry, shared by runs of equal keys."""
+    n = len(first)
+    if n == 0:
+        return iter(())
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]])
+    counts = np.diff(np.r_[starts, n])
+    uk = np.frombuffer(first[starts].astype(">u4").tobytes(), "V4").tolist()
+    return itertools.chain.from_iterable(map(itertools.repeat, uk, counts.tolist()))
+
+
+def _check_ids(*cols: np.ndarray) -> None:
+    for c in cols:
+        if len(c) and (c.min() < 0 or c.max() > 0xFFFFFFFF):
+            raise OverflowError("a term id does not fit in 32 bits")
+
+
+def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
+    a, b, c = chunk["a"], chunk["b"], chunk["c"]
+    n = len(a)
+    if n == 0:
+        return 0
+    if name == "spo":
+        v = np.empty(n, dtype=SPO_VALUE_DTYPE)
+        v["p"], v["o"] = b, c
+        v["explicit"], v["step"], v["count"] = chunk["explicit"], chunk["step"], chunk["count"]
+        values = v.view(np.dtype((np.void, SPO_VALUE_DTYPE.itemsize))).tolist()
+    else:
+        v = np.empty((n, 2), dtype=">u4")
+        v[:, 0], v[:, 1] = b, c
+        values = v.view("V8").ravel().tolist()
+    cur = txn.cursor(db=db)
+    consumed, added = cur.putmulti(zip(_grouped_keys(a), values), append=True)
+    if consumed != added or consumed != n:
+        raise RuntimeError(f"{name}: append out of order: {consumed - added} of {consumed} entries rejected")
+    return added
+
+
+def build_environment_from_runs(path: Path, dictionary: Iterable[tuple[np.ndarray, list[bytes]]],
+                                runs: Callable[[str], Iterable[dict[str, np.ndarray]]],
+                                next_serial: int, n_triples: int, n_explicit: int, map_size: int,
+                                namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
+                                on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Write a complete store environment into the empty directory ``path``.
+
+    ``dictionary`` yields (ids, utf-8 terms) chunks in increasing id order
+    (the fixed vocabulary is written here and must not be included);
+    ``runs(name)`` yields the row groups of one permutation's run in key
+    order.  Returns the number of entries appended per database.
+    """
+    env = _open_env(path, readonly=False, map_size=map_size)
+    written: dict[str, int] = {}
+    try:
+        dbs = open_databases(env, create=True)
+        with env.begin(write=True) as txn:
+            init_meta(txn, dbs, ruleset, with_vocabulary=False)
+            # i2t in id order as it streams; t2i needs all hashes sorted.
+            cur = txn.cursor(db=dbs["i2t"])
+            all_ids, all_hashes = [], []
+            fixed = sorted((tid, term.encode("utf-8")) for term, tid in FIXED_IDS.items())
+            chunks = itertools.chain([(np.array([t for t, _ in fixed], np.int64), [d for _, d in fixed])],
+                                     dictionary)
+            n_terms = 0
+            for ids, terms in chunks:
+                if len(ids) == 0:
+                    continue
+                _check_ids(ids)
+                keys = np.frombuffer(ids.astype(">u4").tobytes(), "V4").tolist()
+                consumed, added = cur.putmulti(zip(keys, terms), append=True)
+                if consumed != added:
+                    raise RuntimeError("dictionary ids are not unique or not sorted")
+                all_ids.append(ids.astype(np.uint32))
+                all_hashes.append(np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8").astype(np.uint64))
+                n_terms += added
+            written["i2t"] = n_terms
+            ids = np.concatenate(all_ids)
+            hashes = np.concatenate(all_hashes)
+            order = np.lexsort((ids, hashes))
+            written["t2i"] = _append_sorted(txn, dbs["t2i"], hashes[order].astype(">u8").tobytes(), 8,
+                                            ids[order].astype(">u4").tobytes(), 4)
+            del ids, hashes, order, all_ids, all_hashes
+            if on_stage:
+                on_stage("dictionary", n_terms)
+            for name in PERMUTATIONS:
+                n = 0
+                for chunk in runs(name):
+                    _check_ids(chunk["a"], chunk["b"], chunk["c"])
+                    n += append_index(txn, dbs[name], name, chunk)
+                if n != n_triples:
+                    raise RuntimeError(f"run {name} holds {n} triples, the closure {n_triples}")
+                written[name] = n
+                if on_stage:
+                    on_stage(name, n)
+            meta = dbs["meta"]
+            txn.put(b"next_serial", _U64.pack(next_serial), db=meta)
+            txn.put(b"n_triples", _U64.pack(n_triples), db=meta)
+            txn.put(b"n_explicit", _U64.pack(n_explicit), db=meta)
+            for prefix, ns in namespaces:
+                txn.put(prefix.encode(), ns.encode(), db=dbs["ns"])
+        env.sync(True)
+    finally:
+        env.close()
+    return written
