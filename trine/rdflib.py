@@ -251,6 +251,8 @@ class TrineStore(Store):
             if self.in_transaction:
                 self.commit()
         finally:
+            if self._w is not None:       # the commit failed: abort, release the writer lock
+                self.rollback()
             self._db.close()
             self._db = None
             self._clear_terms()

@@ -37,6 +37,8 @@ Slot = tuple[bool, object]   # (is_variable, id or variable)
 CHECK_COST_ROWS = 16
 #: Counting one key's triples (to plan a batched lookup) costs about this many fetched rows.
 BATCH_COST_ROWS = 4
+#: Tables of at most this many rows take pure-Python shortcuts (semi-joins, decoding).
+SMALL_TABLE = 32
 #: A two-bound pattern is counted exactly (by reading it) when its rarer key has at most this many entries.
 EXACT_COUNT_LIMIT = 4096
 _EMPTY = np.zeros((0, 3), dtype=np.uint32)
@@ -314,6 +316,13 @@ def join_indexes(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def _extend(table: Table, pat: Sequence[Slot], arr: np.ndarray, li: np.ndarray | None, ri: np.ndarray | None) -> None:
     """New table = table rows li combined with pattern rows ri (None = cross product)."""
+    if li is None and table.n == 1:
+        cols = {v: c.repeat(len(arr)) for v, c in table.cols.items()}
+        for v, i in _var_positions(pat).items():
+            cols[v] = arr[:, i]
+        table.cols = cols
+        table.n = len(arr)
+        return
     if li is None:
         n, m = table.n, len(arr)
         li = np.repeat(np.arange(n), m)
@@ -343,6 +352,18 @@ def join_pattern(table: Table, pat: Sequence[Slot], rows: Rows) -> None:
         _extend(table, pat, arr, None, None)
         return
     full = rows.count(*_consts(pat))
+    if len(shared) == len(pvars) and table.n <= SMALL_TABLE:
+        # semi-join on a few rows, in Python (numpy's per-call cost dominates here)
+        cols = [table.cols[v].tolist() for v in shared]
+        keys = list(zip(*cols))
+        seen: dict[tuple, int] = {}
+        for k in keys:
+            if k not in seen:
+                seen[k] = rows.exists(*_consts(pat, dict(zip(shared, k))))  # type: ignore[misc]
+        keep = np.fromiter((seen[k] for k in keys), dtype=bool, count=len(keys))
+        table.cols = {v: c[keep] for v, c in table.cols.items()}
+        table.n = int(keep.sum())
+        return
     if len(shared) == len(pvars):
         key_cols = [table.cols[v] for v in shared]
         if len(shared) <= 2:
@@ -444,8 +465,8 @@ def decode_columns(table: Table, decode: Callable[[int], object]) -> dict[Var, l
     """Each column as a list of decoded terms, every distinct id decoded once."""
     out: dict[Var, list] = {}
     for v, col in table.cols.items():
-        if len(col) == 0:
-            out[v] = []
+        if len(col) <= SMALL_TABLE:
+            out[v] = [decode(x) for x in col.tolist()]
             continue
         uniq, inv = np.unique(col, return_inverse=True)
         terms = np.empty(len(uniq), dtype=object)

@@ -81,8 +81,10 @@ def answers(graph, q):
 
 STRATEGIES = {
     "cost-based": {},
-    "always-lookup": {"BATCH_COST_ROWS": 0, "CHECK_COST_ROWS": 0, "EXACT_COUNT_LIMIT": 0},
-    "never-lookup": {"BATCH_COST_ROWS": 10**9, "CHECK_COST_ROWS": 10**9, "EXACT_COUNT_LIMIT": 10**9},
+    "always-lookup": {"BATCH_COST_ROWS": 0, "CHECK_COST_ROWS": 0, "EXACT_COUNT_LIMIT": 0,
+                      "SMALL_TABLE": 10**9},
+    "never-lookup": {"BATCH_COST_ROWS": 10**9, "CHECK_COST_ROWS": 10**9, "EXACT_COUNT_LIMIT": 10**9,
+                     "SMALL_TABLE": 0},
 }
 
 

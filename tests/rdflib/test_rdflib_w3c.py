@@ -33,10 +33,14 @@ from trine.rdflib import TrineStore
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 SPARQL_ROOT = SHARED / "data" / "w3c" / "sparql"
 
-pytestmark = pytest.mark.skipif(
-    not SPARQL_ROOT.is_dir(),
-    reason=f"{SPARQL_ROOT} not found: the W3C SPARQL suites live in ../shared "
-           "(present in CI, absent from a user's clone)")
+pytestmark = [
+    pytest.mark.skipif(
+        not SPARQL_ROOT.is_dir(),
+        reason=f"{SPARQL_ROOT} not found: the W3C SPARQL suites live in ../shared "
+               "(present in CI, absent from a user's clone)"),
+    # the suites' data has ill-typed literals on purpose; rdflib says so
+    pytest.mark.filterwarnings("ignore:Parsing weird boolean:UserWarning"),
+]
 
 
 def _helper():
@@ -159,3 +163,9 @@ def test_acceleration_gives_the_same_answers(runs):
         elif a.answer is not None and not W.same_answer(a.answer, p.answer):
             differ.append(f"{k}: answers differ")
     assert not differ, "\n".join(differ)
+
+
+def test_xsd_string_is_one_term_in_trine(runs):
+    """Tests rdflib's memory store fails because it keeps "x" and "x"^^xsd:string apart."""
+    want = {"sparql10/distinct/distinct-2", "sparql10/distinct/distinct-9"}
+    assert want <= runs.accelerated.ids("pass") and want <= runs.plain.ids("pass")

@@ -28,9 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-import rdflib
 from rdflib import RDF, BNode, Graph, Literal, Namespace, URIRef, Variable
 from rdflib.collection import Collection
 from rdflib.compare import isomorphic
