@@ -196,8 +196,13 @@ def run(scale: int, reps: int = 3, warmup: int = 1, closure_context: bool | None
             if i >= warmup:
                 sink.append(r)
     tr, ox, mat = _runs_summary(trine_runs), _runs_summary(ox_runs), _runs_summary(mat_runs, "input_triples")
-    for r in (tr, ox):
-        r["bytes_per_triple"] = r["bytes"] / r["triples"] if r["triples"] else None
+    tr["bytes_per_triple"] = tr["bytes"] / tr["triples"]
+    # pyoxigraph's optimize() (a full RocksDB compaction) can *grow* the store: the bulk loader's
+    # SST files are compressed harder than the compaction output (LUBM(10): 105 MB -> 184 MB).
+    # The goal compares with pyoxigraph's smaller state; both are kept.
+    ox["bytes_per_triple_after_optimize"] = ox["bytes"] / ox["triples"]
+    ox["bytes_per_triple_before_optimize"] = ox["bytes_before_optimize"] / ox["triples"]
+    ox["bytes_per_triple"] = min(ox["bytes"], ox["bytes_before_optimize"]) / ox["triples"]
     rate_ratio = tr["triples_per_s"] / ox["triples_per_s"]
     bytes_ratio = tr["bytes_per_triple"] / ox["bytes_per_triple"]
     result: dict[str, Any] = {

@@ -29,6 +29,11 @@ UPDATE_LABELS = {"update1": "Update 1 (1 triple)", "update2": "Update 2 (15,972 
                  "update3": "Update 3 (8,330 emails)", "update4": "Update 4 (schema: headOf)",
                  "university": "Update 5 (one university)", "2universities": "Update 6 (two universities)"}
 
+# Urbani et al., DynamiTE (ISWC 2013), Table 2: seconds on LUBM(1000).
+DYNAMITE_TABLE2 = {"update1": (0.117, 2902.7, 0.117), "update2": (8.2, 2049.6, 25.7),
+                   "update3": (3.7, 2121.9, 25.4), "update4": (31.8, 2132.2, 51.0),
+                   "university": (16.8, 2196.0, 74.6), "2universities": (30.5, 3830.2, 135.8)}
+
 
 # --- small formatting helpers ---------------------------------------------------------------
 def s(x: float | None) -> str:
@@ -86,6 +91,11 @@ def get(d: Any, *path: Any, default: Any = None) -> Any:
         else:
             return default
     return d
+
+
+def _bpt(d: dict[str, Any], key: str) -> float | None:
+    ox = get(d, "explicit", "pyoxigraph") or {}
+    return ox[key] / ox["triples"] if ox.get(key) and ox.get("triples") else None
 
 
 def _scale_of(name: str) -> int:
@@ -147,6 +157,21 @@ class Report:
     def img(self, name: str, alt: str) -> str:
         rel = os.path.relpath(self.plots / name, self.out.parent)
         return f"![{alt}]({rel})"
+
+    @staticmethod
+    def on(docs: Iterable[dict[str, Any]]) -> str:
+        """'On what': the machine and the load on it while these results were measured."""
+        docs = list(docs)
+        if not docs:
+            return ""
+        m = docs[0].get("machine", {})
+        las = [la[0] for d in docs for la in [get(d, "params", "load_average_start") or get(d, "machine", "load_average")]
+               if la]
+        load = f"; 1-minute load average {min(las):.1f}–{max(las):.1f} (other work on the machine)" if las else ""
+        dates = sorted(d.get("date", "")[:16].replace("T", " ") for d in docs if d.get("date"))
+        when = f"; measured {dates[0]}" + (f" – {dates[-1]}" if len(dates) > 1 and dates[-1] != dates[0] else "") + " UTC" if dates else ""
+        return (f"*On*: {m.get('cpu', '?')}, {m.get('logical_cores', '?')} cores, {mem(m.get('memory_bytes'))} RAM, "
+                f"Python {m.get('python', '?')}{load}{when}.")
 
     def save(self, fig, name: str) -> str:
         fig.tight_layout()
@@ -229,10 +254,12 @@ class Report:
                "`unique_rows` → `TripleColumns.explicit_only` → `Database.replace(build_environment)`, "
                "i.e. parse, dictionary-encode, sort and append six indexes and the dictionary into a new LMDB "
                "environment, fsync) against `pyoxigraph.Store(dir).bulk_load` of the same file (+ `flush`; "
-               "its `optimize` is timed apart and not counted). Size on disk: trine's `data.mdb`, "
-               "pyoxigraph's whole directory after `optimize` and close. `trine materialised` is the full "
+               "its `optimize` is timed apart and not counted). Size on disk: trine's `data.mdb`; "
+               "pyoxigraph's whole directory, closed, before or after `optimize`, whichever is smaller "
+               "(a full compaction can make RocksDB's bulk-loaded store larger; both are in the JSON). `trine materialised` is the full "
                "`Store.load(engine='local')` of the data plus `univ-bench.nt`, with the rho-df closure; its "
-               "rate is input triples per second. Each run is a fresh interpreter.", "")
+               "rate is input triples per second. Each run is a fresh interpreter.", "",
+               self.on(d for _, d in loads), "")
         rows = []
         for name, d in loads:
             sc = get(d, "params", "scale")
@@ -256,11 +283,12 @@ class Report:
             ms = get(d, "materialised", "trine_local", "stages") or {}
             srows.append([f"LUBM({get(d, 'params', 'scale')})", s(st.get("parse_encode")), s(st.get("unique")),
                           s(st.get("build_write")), s(ms.get("encode")), s(ms.get("closure")), s(ms.get("write")),
-                          s(get(d, "explicit", "pyoxigraph", "optimize_seconds"))])
+                          s(get(d, "explicit", "pyoxigraph", "optimize_seconds")),
+                          f"{n(_bpt(d, 'bytes_before_optimize'), 1)} / {n(_bpt(d, 'bytes'), 1)}"])
         self.w("Where the time goes (trine explicit: parse+encode / dedup / build+write; trine materialised: "
                "encode / closure / write; and pyoxigraph's `optimize`, not counted above):", "",
                table(["scale", "parse+encode", "unique", "build+write", "mat. encode", "mat. closure", "mat. write",
-                      "pyoxigraph optimize"], srows), "")
+                      "pyoxigraph optimize", "pyoxigraph bytes/triple before / after optimize"], srows), "")
         # plots
         plt = _plt()
         groups = [f"LUBM({get(d, 'params', 'scale')})" for _, d in loads]
@@ -348,9 +376,15 @@ class Report:
                "call it; one transaction each, committed. *Rematerialisation* is `Store.load` of the same "
                "explicit set into a fresh directory, measured in the same run. After every round trip the "
                "annotated dump (every triple with its explicit flag, count and step) is compared byte for "
-               "byte (SHA-256) with the dump taken after the initial load.", "")
+               "byte (SHA-256) with the dump taken after the initial load.", "",
+               self.on(d for _, d in ups), "")
         for name, d in ups:
             self._updates_one(name, d)
+        self.w("For orientation only (different scale, hardware and system), DynamiTE's own Table 2 "
+               "(LUBM(1000), ~138M triples, dual quad-core Xeon E5620, SSD, BerkeleyDB; mean of 5; full "
+               "materialisation about 15 minutes):", "",
+               table(["update", "addition", "removal: DRed", "removal: counting"],
+                     [[UPDATE_LABELS[k], s(a), s(b), s(c)] for k, (a, b, c) in DYNAMITE_TABLE2.items()]), "")
 
     def _updates_one(self, name: str, d: dict[str, Any]) -> None:
         p = d.get("params", {})
@@ -509,7 +543,8 @@ class Report:
                "materialised load, and the mean over "
                f"{get(sc, 'params', 'samples')} random samples of {n(get(sc, 'params', 'sample_size'))} explicit "
                "triples deleted (ours, DRed) and re-inserted. Points may come from different runs; each "
-               "carries its date in `scaling.json`.", "")
+               "carries its date in `scaling.json`.", "",
+               self.on([sc]), "")
         rows = []
         for p in pts:
             rows.append([f"LUBM({p['scale']})", n(p.get("explicit_triples")), n(p.get("materialised_triples")),
@@ -580,15 +615,17 @@ class Report:
         self.w("## LUBM queries", "")
         q = others.get("queries")
         if q:
-            self.w("From `bench/bench_queries.py`: the 14 LUBM queries on trine, pyoxigraph and rdflib.", "")
-            self._queries(q)
+            self.w("From `bench/bench_queries.py` (see its docstring for what is timed): the 14 LUBM queries "
+                   "on trine (native query engine), pyoxigraph and rdflib, over the same materialised triples.", "")
+            self._queries("queries", q, "LUBM queries by system (queries.json)", "queries.png")
         else:
             self._missing("queries", run)
         self.w("## rdflib plugin", "")
         r = others.get("rdflib")
         if r:
-            self.w("From `bench/bench_rdflib.py`: trine's rdflib Store plugin vs oxrdflib vs rdflib's memory store.", "")
-            self._generic("rdflib", r, prefer_systems=True)
+            self.w("From `bench/bench_rdflib.py` (see its docstring): the LUBM queries through rdflib's SPARQL API "
+                   "on trine's rdflib Store plugin, oxrdflib and rdflib's memory store, and `Graph.parse` into each.", "")
+            self._queries("rdflib", r, "LUBM queries through rdflib (rdflib.json)", "rdflib.png")
         else:
             self._missing("rdflib", run)
         rest = {k: v for k, v in others.items() if not (k.startswith("spark") or k in ("queries", "rdflib"))}
@@ -634,7 +671,9 @@ class Report:
             return str(v)
         if isinstance(v, float):
             k = key.lower()
-            if any(t in k for t in ("second", "time", "_s", "median", "mean", "elapsed", "duration")) and v < 1e5:
+            timey = (any(t in k for t in ("second", "elapsed", "duration")) or k.endswith(("_s", "time", "_warm", "_cold"))
+                     or k in ("median", "mean", "min", "max", "time"))
+            if timey and v < 1e5:
                 return s(v)
             if "bytes" in k or k.endswith("rss"):
                 return mem(int(v))
@@ -710,62 +749,105 @@ class Report:
         self.save(fig, "spark.png")
         self.w(self.img("spark.png", "spark load times"), "")
 
-    def _queries(self, doc: dict[str, Any]) -> None:
-        body = {k: v for k, v in doc.items() if k not in ("machine", "versions")}
-        leaves = self._flatten(body)
-        # (query, system) -> seconds: the first time-like leaf whose path names a query and a system.
+    def _query_grid(self, leaves: list[tuple[tuple, Any]]):
+        """(query -> system -> seconds), capped cut-offs, answer counts, from any layout that names
+        queries (q1..q14) and systems in its keys."""
         grid: dict[str, dict[str, float]] = {}
-        counts: dict[str, dict[str, Any]] = {}
+        capped: dict[str, dict[str, float]] = {}
+        cutoffs: dict[str, dict[str, float]] = {}
+        answers: dict[str, dict[str, Any]] = {}
         for p, v in leaves:
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
-                continue
             q = next((seg for seg in p if re.fullmatch(r"[qQ]\d{1,2}", seg)), None)
-            sysname = next((seg for seg in p if any(t in seg.lower() for t in KNOWN_SYSTEMS)), None)
-            if q is None or sysname is None:
+            if q is None:
+                continue
+            q = q.lower()
+            after = p[p.index(next(seg for seg in p if seg.lower() == q)) + 1:]
+            sysname = next((seg for seg in after if any(t in seg.lower() for t in KNOWN_SYSTEMS)), None)
+            if sysname is None:
                 continue
             last = p[-1].lower()
-            if last in ("median", "seconds", "median_seconds", "time", "median_s", "mean") or last.endswith("_seconds"):
-                if "stats" in " ".join(p).lower() and last != "median":
-                    continue
-                grid.setdefault(q.lower(), {}).setdefault(sysname, float(v))
-            elif last in ("answers", "count", "rows", "results", "n", "solutions"):
-                counts.setdefault(q.lower(), {}).setdefault(sysname, v)
+            if last in ("answers", "count", "rows", "solutions", "n_answers"):
+                answers.setdefault(q, {})[sysname] = v
+                continue
+            if last in ("capped", "timed_out") and v is True:
+                capped.setdefault(q, {})[sysname] = -1.0   # the time shown is a cut-off: a lower bound
+                continue
+            if last in ("timeout", "cutoff", "cut_off") and isinstance(v, (int, float)) and not isinstance(v, bool):
+                cutoffs.setdefault(q, {})[sysname] = float(v)  # only a bound when there is no time
+                continue
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                continue
+            if last == "median" and len(after) == 2:
+                grid.setdefault(q, {})[sysname] = float(v)
+            elif last == "cold_seconds":
+                grid.setdefault(q, {})[sysname + " (cold)"] = float(v)
+        for q, d in cutoffs.items():
+            for sy, c in d.items():
+                if grid.get(q, {}).get(sy) is None:
+                    capped.setdefault(q, {})[sy] = c
+        return grid, capped, answers
+
+    def _queries(self, name: str, doc: dict[str, Any], title: str, fname: str) -> None:
+        body = {k: v for k, v in doc.items() if k not in ("machine", "versions", "plans")}
+        leaves = self._flatten(body)
+        grid, capped, answers = self._query_grid(leaves)
         if not grid:
-            self._generic("queries", doc)
+            self._generic(name, doc)
             return
         qs = sorted(grid, key=lambda x: int(x[1:]))
-        systems = sorted({sy for d in grid.values() for sy in d}, key=lambda x: (x != "trine", x))
+        systems = sorted({sy for d in grid.values() for sy in d} | {sy for d in capped.values() for sy in d},
+                         key=lambda x: (not x.startswith("trine"), "cold" in x, x))
+        base_sys = systems[0]
+
+        def cell(qq: str, sy: str) -> str:
+            c = capped.get(qq, {}).get(sy)
+            t = grid.get(qq, {}).get(sy)
+            if c is None:
+                return s(t)
+            if c < 0:
+                return f"≥ {s(t)}" if t is not None else "cut off"
+            return f"> {s(c)} (cut off)"
+
         rows = []
         for qq in qs:
-            row = [qq.upper()] + [s(grid[qq].get(sy)) for sy in systems]
-            base = grid[qq].get(systems[0])
+            row = [qq.upper()] + [cell(qq, sy) for sy in systems]
+            base = grid[qq].get(base_sys)
             for sy in systems[1:]:
+                if "cold" in sy:
+                    continue
                 o = grid[qq].get(sy)
                 row.append(ratio(o / base if base and o else None, 1))
-            if counts.get(qq):
-                row.append(", ".join(f"{k}: {v}" for k, v in counts[qq].items()))
+            a = answers.get(qq, {})
+            vals = {str(v) for v in a.values()}
+            row.append(next(iter(vals)) if len(vals) == 1 else ", ".join(f"{k}: {v}" for k, v in a.items()))
             rows.append(row)
-        headers = ["query"] + systems + [f"{sy} / {systems[0]}" for sy in systems[1:]]
-        if any(counts.values()):
-            headers.append("answers")
-        self.w(table(headers, rows), "",
-               f"Ratios above 1× mean {systems[0]} is faster. ", "")
+        headers = (["query"] + systems + [f"{sy} / {base_sys}" for sy in systems[1:] if "cold" not in sy]
+                   + ["answers"])
+        self.w(f"`{name}.json` ({doc.get('date', '?')}): median seconds per query.", "",
+               table(headers, rows), "",
+               f"Ratios are the other system's time over {base_sys}'s: above 1× means {base_sys} is faster. "
+               "A cut-off query shows its cut-off as a lower bound.", "")
         plt = _plt()
-        fig, ax = plt.subplots(figsize=(12, 4.6))
-        _bars(ax, [q_.upper() for q_ in qs], {sy: [grid[q_].get(sy) for q_ in qs] for sy in systems}, log=True,
-              colors={"trine": COLORS["trine"], "pyoxigraph": COLORS["pyoxigraph"], "rdflib": "#2ca02c"})
+        fig, ax = plt.subplots(figsize=(12, 4.8))
+        shown = [sy for sy in systems if "cold" not in sy]
+        _bars(ax, [q_.upper() for q_ in qs], {sy: [grid[q_].get(sy) for q_ in qs] for sy in shown}, log=True,
+              colors={"trine": COLORS["trine"], "pyoxigraph": COLORS["pyoxigraph"], "oxrdflib": COLORS["pyoxigraph"],
+                      "rdflib": "#2ca02c", "rdflib-memory": "#2ca02c", "trine+parse": "#17becf",
+                      "trine-rdflib-bgp": "#9467bd"})
         ax.set_ylabel("seconds (log, lower is better)")
-        ax.set_title("LUBM queries by system (from queries.json)")
-        ax.legend(fontsize=8)
-        self.save(fig, "queries.png")
-        self.w(self.img("queries.png", "LUBM query times"), "")
+        ax.set_title(title)
+        ax.legend(fontsize=8, ncol=len(shown))
+        self.save(fig, fname)
+        self.w(self.img(fname, title), "")
         wins = {sy: sum(1 for q_ in qs if grid[q_].get(sy) is not None and
-                        grid[q_][sy] == min(v for v in grid[q_].values())) for sy in systems}
-        self.w("**What it means**: fastest system per query: " +
-               ", ".join(f"{sy} {k} of {len(qs)}" for sy, k in wins.items()) + ".", "")
-        with_meta = {k: v for k, v in body.items() if not isinstance(v, (dict, list))}
-        if with_meta:
-            self.w("Parameters: " + ", ".join(f"{k} = {v}" for k, v in with_meta.items() if k not in ("date", "git")), "")
+                        grid[q_][sy] == min(grid[q_].get(x, float("inf")) for x in shown)) for sy in shown}
+        self.w("Fastest per query: " + ", ".join(f"{sy} {k} of {len(qs)}" for sy, k in wins.items()) + ".", "")
+        # everything else in the file that is not per query: totals, goals, parameters, parse times
+        rest = [(p, v) for p, v in leaves if not any(re.fullmatch(r"[qQ]\d{1,2}", seg) for seg in p)
+                and p and p[0] not in ("date", "git", "name")]
+        if rest:
+            rows = [[" / ".join(p), self._fmt_leaf(p[-1], v)] for p, v in rest]
+            self.w(table(["other values in the file", ""], rows, "ll"), "")
 
     # ------------------------------------------------------------------------------------------
     def missing_section(self) -> None:

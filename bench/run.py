@@ -66,6 +66,20 @@ def external_command(part: str, scales: list[int], quick: bool, results_dir: Pat
     return [base + extra]
 
 
+def external_scales(part: str, a: argparse.Namespace) -> list[int]:
+    """Scales to pass to another bench script (empty: let it use its own default).
+
+    spark writes one file per scale (spark-<N>.json), so it gets each of
+    ``--spark-scales``; queries.json and rdflib.json hold one scale each, so
+    those scripts run at their own default scale unless one is given.
+    """
+    if a.quick:
+        return []
+    if part == "spark":
+        return _ints(a.spark_scales)
+    return _ints(getattr(a, f"{part}_scale", None))
+
+
 def run_external(part: str, scales: list[int], quick: bool, results_dir: Path | None,
                  timeout: float) -> dict[str, Any]:
     script = common.BENCH / f"bench_{part}.py"
@@ -128,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.splitlines()[1:]))
-    ap.add_argument("--scales", default="1,10,50", help="LUBM scales for load and the other parts (default 1,10,50)")
+    ap.add_argument("--scales", default="1,10,50", help="LUBM scales of the load benchmark (default 1,10,50)")
     ap.add_argument("--update-scales", default=None,
                     help="LUBM scales for the update benchmark (default: the --scales up to 10)")
     ap.add_argument("--scaling-scales", default="1,5,10,50", help="scales of the scaling curves (default 1,5,10,50)")
@@ -139,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=None, help="random 1,000-triple samples (Hu et al.; default 10, --quick 2)")
     ap.add_argument("--update-sets", default=None,
                     help="subset of the update benchmark: update1..update4, university, 2universities, samples")
+    ap.add_argument("--spark-scales", default="10,50", help="scales for bench_spark (default 10,50)")
+    ap.add_argument("--queries-scale", default=None, help="scale for bench_queries (default: its own, LUBM(10))")
+    ap.add_argument("--rdflib-scale", default=None, help="scale for bench_rdflib (default: its own, LUBM(1))")
     ap.add_argument("--results-dir", type=Path, default=None, help="default bench/results")
     ap.add_argument("--timeout", type=float, default=6 * 3600, help="per external script, seconds")
     ap.add_argument("--wait-idle", type=float, default=None, metavar="LOAD",
@@ -188,8 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_updates.run_scaling(scaling_scales, n_samples=1 if a.quick else 3, results_dir=a.results_dir)
                 entry = {"status": "ok", "scales": scaling_scales}
             else:
-                ext_scales = scales
-                entry = run_external(part, ext_scales, a.quick, a.results_dir, a.timeout)
+                entry = run_external(part, external_scales(part, a), a.quick, a.results_dir, a.timeout)
         except Exception as e:  # noqa: BLE001 - one broken part must not stop the others
             import traceback
             traceback.print_exc()
