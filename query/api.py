@@ -28,7 +28,7 @@ from rdflib.term import Identifier
 from .algebra import Query
 from .executor import Batch, Executor, no_gc
 from .parser import DEFAULT_PREFIXES, parse
-from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render, walk
+from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render
 
 __all__ = ["QueryResult", "run_query", "explain_query", "parse_cached", "clear_caches"]
 
@@ -330,25 +330,21 @@ def run_query(store, text: str | Query, explicit_only: bool = False,
         if plan is None:
             plan = plan_query(query, txn, snapshot, explicit_only, fetcher=ex.fetch)
             _remember_plan(query, snapshot, explicit_only, plan)
-        names = [v.name for v in query.result_variables()]
+        vars_ = query.result_variables()
+        names = [v.name for v in vars_]
         if isinstance(plan, Ask):
             ans = ex.ask(plan)
             closer()
             return QueryResult(query, [], None, ask=ans, plan=plan)
-        if isinstance(plan, Aggregate) or _has_aggregate(plan):
+        if query.aggregates:
             rows = _aggregate_rows(ex, plan, query)
             closer()
             return QueryResult(query, names, iter([rows]), plan=plan)
-        vars_ = list(query.result_variables())
         rows_it = _decode_rows(ex, ex.solutions(plan), vars_)
         return QueryResult(query, names, rows_it, plan=plan, closer=closer)
     except BaseException:
         closer()
         raise
-
-
-def _has_aggregate(plan: PlanNode) -> bool:
-    return any(isinstance(n, Aggregate) for n in walk(plan))
 
 
 def _aggregate_rows(ex: Executor, plan: PlanNode, query: Query) -> list[tuple]:

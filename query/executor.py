@@ -482,11 +482,17 @@ class Executor:
         self.explicit_only = explicit_only
         self.streaming = streaming
         self.dict = Dictionary(txn, terms)
-        self.filters = FilterEvaluator(txn, self.dict)
+        self._filters: FilterEvaluator | None = None
         self._relations: dict[int, _Relation] = {}
         self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}
         self._probe_cache: dict[tuple, tuple] = {}
         self._probe_spent: dict[int, float] = {}
+
+    @property
+    def filters(self) -> FilterEvaluator:
+        if self._filters is None:
+            self._filters = FilterEvaluator(self.txn, self.dict)
+        return self._filters
 
     def fetch(self, s: int | None, p: int | None, o: int | None,
               sort_by: int | None = None) -> tuple[np.ndarray, int | None]:
@@ -636,15 +642,14 @@ class Executor:
 
     def _lookup(self, node: Join, b: Batch) -> Batch | None:
         """Semi-join of a few rows: one record lookup (SPO) per row."""
-        cols = [b.cols[x] if isinstance(x, Var) else None for x in node.ids]
-        consts = [None if isinstance(x, Var) else x for x in node.ids]
-        lists = [c.tolist() if c is not None else None for c in cols]
+        n = b.n
+        s, p, o = (b.cols[x].tolist() if isinstance(x, Var) else [x] * n for x in node.ids)
         record = self.txn.record
+        explicit_only = self.explicit_only
         keep = []
-        for i in range(b.n):
-            s, p, o = (consts[k] if lists[k] is None else lists[k][i] for k in range(3))
-            rec = record(s, p, o)
-            if rec is not None and (rec.explicit or not self.explicit_only):
+        for i, t in enumerate(zip(s, p, o)):
+            rec = record(*t)
+            if rec is not None and (rec.explicit or not explicit_only):
                 keep.append(i)
         node.probed_keys += b.n
         if not keep:
