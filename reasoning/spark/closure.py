@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from trine.store.keys import KIND_MASK, MAX_COUNT, MAX_STEP
+from trine.store.keys import KIND_MASK, MAX_STEP
 from trine.store.terms import IRI, LITERAL
 from trine.store.vocab import DOM, RNG, SCO, SPO, TYPE
 
@@ -38,11 +38,27 @@ R3, R5, R6 = 3, 5, 6
 
 @dataclass
 class ClosureResult:
-    closure: object            # DataFrame (s, p, o, explicit, count, step), persisted
+    rows: object               # DataFrame (s, p, o, explicit, cnt, step): see ``aggregate``
     n_triples: int
     n_explicit: int
     rounds: int
     new_per_round: list[int] = field(default_factory=list)
+
+    def aggregate(self, range_partitions: int | None = None):
+        """The closure (s, p, o, explicit, count, step): one aggregation over
+        the explicit triples and the heads fired in every round.  With
+        ``range_partitions`` the rows are range-partitioned on (s, p, o)
+        first, so the result comes out in SPO order partition by partition."""
+        from pyspark.sql import functions as F
+
+        rows = self.rows
+        if range_partitions:
+            rows = rows.repartitionByRange(range_partitions, "s", "p", "o")
+        return rows.groupBy("s", "p", "o").agg(
+            F.max("explicit").cast("byte").alias("explicit"),
+            F.sum("cnt").alias("count"),
+            F.min("step").alias("step"),
+        )
 
 
 class Schema:
@@ -112,16 +128,17 @@ def _by_type_object(F, data, rows, spark):
     return j.select(F.col("s"), F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"))
 
 
-def close(spark, explicit, n_explicit: int, progress: Callable[[str, int], None] | None = None,
-          max_rounds: int = MAX_STEP) -> ClosureResult:
-    """The closure of ``explicit`` (a materialised DataFrame of distinct (s, p, o) longs)."""
+def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]],
+          progress: Callable[[str, int], None] | None = None, max_rounds: int = MAX_STEP) -> ClosureResult:
+    """The closure of ``explicit`` (a materialised DataFrame of distinct (s, p, o)
+    longs; ``schema_rows`` are its triples with a schema predicate)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     level = StorageLevel.MEMORY_AND_DISK
     sc = spark.sparkContext
     schema = Schema()
-    schema.add(_collect_schema(F, explicit), 0)
+    schema.add(schema_rows, 0)
     deltas = [explicit]          # deltas[n]: the triples of step n
     fired = []                   # per round n: (s, p, o, c, new): heads with multiplicity c
     new_per_round = []
@@ -176,29 +193,12 @@ def close(spark, explicit, n_explicit: int, progress: Callable[[str, int], None]
         schema.add([tuple(x) for x in row[1]], n)
         n += 1
 
-    sc.setJobDescription("trine: closure counts")
     parts = [explicit.select("s", "p", "o", F.lit(1).alias("explicit"), F.lit(1).cast("long").alias("cnt"),
                              F.lit(0).alias("step"))]
     for i, a in enumerate(fired, start=1):
         parts.append(a.select("s", "p", "o", F.lit(0).alias("explicit"), F.col("c").alias("cnt"),
                               F.when(F.col("new"), F.lit(i)).alias("step")))
-    allrows = parts[0]
+    rows = parts[0]
     for part in parts[1:]:
-        allrows = allrows.unionByName(part)
-    closure = allrows.groupBy("s", "p", "o").agg(
-        F.max("explicit").cast("byte").alias("explicit"),
-        F.sum("cnt").alias("count"),
-        F.min("step").alias("step"),
-    ).localCheckpoint(True, level)
-    row = closure.agg(F.count(F.lit(1)), F.sum("explicit"), F.max("count"), F.max("step")).collect()[0]
-    n_triples, n_expl, max_count, max_step = row[0], int(row[1] or 0), row[2] or 0, row[3] or 0
-    if max_count > MAX_COUNT:
-        raise OverflowError("a derivation count exceeds 2**32 - 1")
-    if max_step > MAX_STEP:
-        raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
-    return ClosureResult(closure, n_triples, n_expl, len(new_per_round), new_per_round)
-
-
-def _collect_schema(F, df) -> list[tuple[int, int, int]]:
-    return [(r[0], r[1], r[2]) for r in df.filter(F.col("p").isin(list(SCHEMA_PREDICATES)))
-            .select("s", "p", "o").collect()]
+        rows = rows.unionByName(part)
+    return ClosureResult(rows, n_explicit + sum(new_per_round), n_explicit, len(new_per_round), new_per_round)

@@ -2,15 +2,19 @@
 
 1. The parse job (``parse.write_tasks`` in the Python workers) writes, per
    task, the triples as task-local term keys and the task's terms with the
-   position where the task first met them.
-2. ``groupBy(term)``: one row per distinct term, its first position over
-   all inputs and the task-local keys that name it.
+   position where the task first met them and two hashes.
+2. ``groupBy(h)``: one row per distinct term, on the 64-bit term hash (the
+   store's own t2i hash), so that no string enters a shuffle; a second,
+   independent hash detects a collision, in which case the grouping is
+   redone on the term strings (``exact``).  Each row keeps the term's first
+   position over all inputs and the task-local keys that name it.
 3. Terms already in the store (and the fixed rho-df vocabulary) keep their
    ids (a join against the existing dictionary).  New terms are numbered in
-   order of first occurrence from the store's ``next_serial`` (a range
-   sort, then per-partition offsets: a distributed zipWithIndex), and get
-   the kind bits of their first character: exactly the ids the in-process
-   dictionary would give them.
+   order of first occurrence from the store's ``next_serial`` (a range sort,
+   then per-partition offsets: a distributed zipWithIndex) with the kind
+   bits of the term: exactly the ids the in-process dictionary would give.
+   Spark writes the new terms' (first, id) in id order; the driver takes
+   their strings from the parse output (``new_dictionary``).
 4. The triples are encoded by three joins of their keys against the
    key -> id map (broadcast while it is small enough), united with the
    store's explicit triples, and deduplicated.
@@ -20,49 +24,55 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
+
+import numpy as np
 
 from trine.store import ntriples
-from trine.store.terms import BLANK, IRI, LITERAL
 from trine.store.vocab import FIXED_IDS
 
 from . import parse
-from .closure import local_frame
+from .closure import SCHEMA_PREDICATES, local_frame
 
 # Above this many key -> id rows the triples are encoded with shuffle joins.
 BROADCAST_MAP_ROWS = 25_000_000
+# Above this many existing terms the existing dictionary is joined, not broadcast.
+BROADCAST_KNOWN_ROWS = 5_000_000
 MID_BITS = 33  # monotonically_increasing_id(): partition << 33 | row within partition
+ROWS_PER_PARTITION = 1_000_000
+
+
+class HashCollision(Exception):
+    """Two distinct terms share a 64-bit hash: group on the strings instead."""
 
 
 @dataclass
 class Encoded:
-    explicit: object                 # DataFrame (s, p, o) longs, distinct, persisted
+    explicit: object                 # DataFrame (s, p, o) longs, distinct, materialised
     n_explicit: int
+    schema_rows: list                # the explicit triples with a schema predicate
     input_triples: int
     new_terms: int
     next_serial: int                 # after this load
-    dictionary_dir: Path             # parquet (id, term) of the new terms, sorted by id
+    parsed_dir: Path                 # the parse output (terms with their strings)
+    new_ids_dir: Path                # parquet (first, id) of the new terms, in id order
     term_bytes: int
+    exact: bool = False
     skipped: list[ntriples.ParseError] = field(default_factory=list)
 
 
-def fixed_dictionary(spark):
-    """The rho-df vocabulary's fixed (id, term) rows as a DataFrame."""
-    values = ", ".join(f"({tid}, '{term}')" for term, tid in FIXED_IDS.items())
-    return spark.sql(f"SELECT CAST(col1 AS BIGINT) AS id, col2 AS term FROM VALUES {values}")
-
-
-def kind_expr(F, col):
-    first = F.substring(col, 1, 1)
-    return F.when(first == "<", F.lit(IRI)).when(first == "_", F.lit(BLANK)).otherwise(F.lit(LITERAL))
+def vocabulary_rows() -> list[tuple[int, int, int, int, str]]:
+    """(id, h, h2, kind, term) of the fixed rho-df vocabulary."""
+    terms = list(FIXED_IDS)
+    h, h2, kind = parse.term_hashes(terms)
+    return [(FIXED_IDS[t], h[i], h2[i], kind[i], t) for i, t in enumerate(terms)]
 
 
 def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, old_dictionary: Path | None,
-           old_explicit: Path | None, skip_invalid: bool,
-           progress: Callable[[str, int], None] | None = None) -> Encoded:
-    from pyspark import StorageLevel
+           n_old_terms: int, old_explicit: Path | None, skip_invalid: bool,
+           progress: Callable[[str, int], None] | None = None, exact: bool = False) -> Encoded:
+    """Parse and encode ``files``; ``old_dictionary`` is parquet (id, h, h2, term)."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     sc = spark.sparkContext
     parsed = work / "parsed"
@@ -79,50 +89,21 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
     map_rows = sum(s[2] for s in summaries)
     if progress:
         progress("parse", input_triples)
+    size_partitions(spark, input_triples + n_old_terms)
 
-    sc.setJobDescription("trine: dictionary")
-    terms = spark.read.schema("key long, first long, term string").parquet(str(parsed / "terms"))
-    triples = spark.read.schema("s long, p long, o long").parquet(str(parsed / "triples"))
-    grouped = terms.groupBy("term").agg(F.min("first").alias("first"), F.collect_list("key").alias("keys"))
-
-    known = fixed_dictionary(spark)
-    if old_dictionary is not None:
-        known = known.unionByName(spark.read.schema("id long, term string").parquet(str(old_dictionary)))
-        matched = grouped.join(known, "term", "left")
-    else:
-        matched = grouped.join(F.broadcast(known), "term", "left")
-    matched = matched.localCheckpoint(True, StorageLevel.MEMORY_AND_DISK)
-
-    new = matched.filter(F.col("id").isNull()).select("term", "first", "keys")
-    ranked = new.repartitionByRange("first").sortWithinPartitions("first") \
-        .withColumn("mid", F.monotonically_increasing_id()) \
-        .localCheckpoint(True, StorageLevel.MEMORY_AND_DISK)
-    counts = sorted((r[0], r[1], r[2] or 0) for r in ranked.groupBy(F.shiftright(F.col("mid"), MID_BITS).alias("pid"))
-                    .agg(F.count(F.lit(1)), F.sum(F.octet_length("term"))).collect())
-    offsets, total = [], 0
-    for pid, n, _ in counts:
-        offsets.append((pid, total))
-        total += n
-    new_terms = total
-    term_bytes = sum(c[2] for c in counts)
-    off = local_frame(spark, offsets or [(0, 0)], ("pid", "offset"))
-    mask = (1 << MID_BITS) - 1
-    serial = F.lit(next_serial) + F.col("offset") + F.col("mid").bitwiseAND(F.lit(mask))
-    numbered = ranked.withColumn("pid", F.shiftright(F.col("mid"), MID_BITS)) \
-        .join(F.broadcast(off), "pid") \
-        .withColumn("id", serial * 4 + kind_expr(F, F.col("term")))
-    dictionary_dir = work / "dictionary"
-    # Range partitions are in key order and rows sorted within them: the part
-    # files, in partition order, are the new terms sorted by id.
-    numbered.select("id", "term").sortWithinPartitions("id").write.mode("overwrite").parquet(str(dictionary_dir))
+    try:
+        ids = _number_terms(spark, parsed, work, next_serial, old_dictionary, n_old_terms, exact)
+    except HashCollision:
+        exact = True
+        ids = _number_terms(spark, parsed, work, next_serial, old_dictionary, n_old_terms, exact)
+    key_map, new_terms, term_bytes, new_ids_dir = ids
     if progress:
         progress("encode", new_terms)
 
-    key_map = matched.filter(F.col("id").isNotNull()).select(F.explode("keys").alias("key"), "id") \
-        .unionByName(numbered.select(F.explode("keys").alias("key"), "id"))
     sc.setJobDescription("trine: encode triples")
+    triples = spark.read.schema(parse.TRIPLES_SCHEMA).parquet(str(parsed / "triples"))
     if map_rows <= BROADCAST_MAP_ROWS:
-        key_map = F.broadcast(key_map)  # the same exchange serves the three joins
+        key_map = F.broadcast(key_map)
     enc = triples.alias("t")
     for c in ("s", "p", "o"):
         m = key_map.alias("m" + c)
@@ -130,7 +111,112 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
     enc = enc.select(F.col("ms.id").alias("s"), F.col("mp.id").alias("p"), F.col("mo.id").alias("o"))
     if old_explicit is not None:
         enc = enc.unionByName(spark.read.schema("s long, p long, o long").parquet(str(old_explicit)))
-    explicit = enc.distinct().localCheckpoint(True, StorageLevel.MEMORY_AND_DISK)
-    n_explicit = explicit.count()
-    return Encoded(explicit, n_explicit, input_triples, new_terms, next_serial + new_terms, dictionary_dir,
-                   int(term_bytes), skipped)
+    explicit = enc.distinct().localCheckpoint(True)
+    n_explicit, schema_rows = count_and_schema(F, explicit)
+    return Encoded(explicit, n_explicit, schema_rows, input_triples, new_terms, next_serial + new_terms,
+                   parsed, new_ids_dir, term_bytes, exact, skipped)
+
+
+def size_partitions(spark, rows: int) -> None:
+    """Shuffle partitions for this load: few for small inputs (every task of
+    every stage costs), up to the session's configured number."""
+    sc = spark.sparkContext
+    base = int(sc.getConf().get("spark.sql.shuffle.partitions", "8"))
+    spark.conf.set("spark.sql.shuffle.partitions",
+                   str(max(1, min(base, -(-rows // ROWS_PER_PARTITION), 4 * sc.defaultParallelism))))
+
+
+def count_and_schema(F, df) -> tuple[int, list[tuple[int, int, int]]]:
+    """Row count and the rows with a schema predicate, in one job."""
+    is_schema = F.col("p").isin(list(SCHEMA_PREDICATES))
+    row = df.agg(F.count(F.lit(1)), F.collect_list(F.when(is_schema, F.array("s", "p", "o")))).collect()[0]
+    return row[0], [tuple(x) for x in row[1]]
+
+
+def _number_terms(spark, parsed: Path, work: Path, next_serial: int, old_dictionary: Path | None,
+                  n_old_terms: int, exact: bool):
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    sc.setJobDescription("trine: dictionary" + (" (exact)" if exact else ""))
+    group = "term" if exact else "h"
+    cols = ["key", "first", "h", "h2", "kind"] + (["term"] if exact else [])
+    terms = spark.read.schema(parse.TERMS_SCHEMA).parquet(str(parsed / "terms")).select(*cols)
+    grouped = terms.groupBy(group).agg(F.min("first").alias("first"), F.min("h2").alias("h2lo"),
+                                       F.max("h2").alias("h2hi"), F.min("kind").alias("kind"),
+                                       F.collect_list("key").alias("keys"))
+    vocab = vocabulary_rows()
+    if exact:
+        values = ", ".join(f"({r[0]}, {r[2]}, '{r[4]}')" for r in vocab)
+        known = spark.sql(f"SELECT CAST(col1 AS BIGINT) AS id, CAST(col2 AS BIGINT) AS h2k, col3 AS term "
+                          f"FROM VALUES {values}")
+    else:
+        known = local_frame(spark, [(r[0], r[1], r[2]) for r in vocab], ("id", "h", "h2k"))
+    if old_dictionary is not None:
+        old = spark.read.schema("id long, h long, h2 long, term string").parquet(str(old_dictionary))
+        known = known.unionByName(old.select("id", group, F.col("h2").alias("h2k")))
+    if old_dictionary is None or n_old_terms <= BROADCAST_KNOWN_ROWS:
+        known = F.broadcast(known)
+    matched = grouped.join(known, group, "left").localCheckpoint(True)
+
+    new = matched.filter(F.col("id").isNull()).select("first", "kind", "keys")
+    ranked = new.repartitionByRange("first").sortWithinPartitions("first") \
+        .withColumn("mid", F.monotonically_increasing_id()).localCheckpoint(True)
+    # One job: per-partition counts of the new terms and the collision check.
+    bad = (F.col("h2lo") != F.col("h2hi")) | (F.col("id").isNotNull() & (F.col("h2k") != F.col("h2lo")))
+    check = matched.agg(F.sum(bad.cast("long"))).collect()[0][0] if not exact else 0
+    if check:
+        raise HashCollision()
+    pid = F.shiftright(F.col("mid"), MID_BITS)
+    counts = sorted((r[0], r[1]) for r in ranked.groupBy(pid.alias("pid")).agg(F.count(F.lit(1))).collect())
+    offsets, total = [], 0
+    for p, n in counts:
+        offsets.append((p, total))
+        total += n
+    off = local_frame(spark, offsets or [(0, 0)], ("pid", "offset"))
+    serial = F.lit(next_serial) + F.col("offset") + F.col("mid").bitwiseAND(F.lit((1 << MID_BITS) - 1))
+    numbered = ranked.withColumn("pid", pid).join(F.broadcast(off), "pid") \
+        .withColumn("id", serial * 4 + F.col("kind").cast("long"))
+    new_ids_dir = work / "new-terms"
+    # Range partitions are in key order, rows sorted within them: the part
+    # files, in partition order, are the new terms sorted by first = by id.
+    numbered.select("first", "id").write.mode("overwrite").parquet(str(new_ids_dir))
+    key_map = matched.filter(F.col("id").isNotNull()).select(F.explode("keys").alias("key"), "id") \
+        .unionByName(numbered.select(F.explode("keys").alias("key"), "id"))
+    return key_map, total, 0, new_ids_dir
+
+
+def new_dictionary(parsed: Path, new_ids_dir: Path, chunk: int = 1 << 20
+                   ) -> Iterator[tuple[np.ndarray, list[bytes], np.ndarray]]:
+    """(ids, utf-8 terms, hashes) of the new terms in id order, for the driver.
+
+    Spark only wrote the new terms' first positions and ids; the strings
+    come from the parse output (every term row there is at its task's first
+    position, and a term's global first position is one of them).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .runs import part_files
+
+    new = [pq.read_table(f, columns=["first", "id"]) for f in part_files(new_ids_dir)]
+    if not new:
+        return
+    new_t = pa.concat_tables(new)
+    firsts = new_t.column("first").to_numpy()
+    ids = new_t.column("id").to_numpy()
+    if len(firsts) == 0:
+        return
+    tables = [pq.read_table(f, columns=["first", "h", "term"]) for f in sorted((parsed / "terms").iterdir())
+              if f.name.endswith(".parquet")]
+    t = pa.concat_tables(tables)
+    all_first = t.column("first").to_numpy()
+    order = np.argsort(all_first, kind="stable")
+    pos = order[np.searchsorted(all_first[order], firsts)]
+    if not np.array_equal(all_first[pos], firsts):
+        raise RuntimeError("a new term's first position is missing from the parse output")
+    hashes = t.column("h").to_numpy()[pos]
+    terms = t.column("term").take(pa.array(pos))
+    for i in range(0, len(ids), chunk):
+        part = terms.slice(i, chunk).to_pylist()
+        yield ids[i:i + chunk], [x.encode("utf-8") for x in part], hashes[i:i + chunk]

@@ -69,7 +69,9 @@ class _Existing:
     next_serial: int
     n_triples: int
     namespaces: list[tuple[str, str]]
-    dictionary: Path | None = None     # parquet (id, term), non-fixed terms, id order
+    dictionary: Path | None = None     # parquet (id, h, h2, term): non-fixed terms in id order
+    n_terms: int = 0
+    duplicate_hashes: bool = False     # two stored terms share a 64-bit hash
     explicit: Path | None = None       # parquet (s, p, o)
     env_bytes: int = 0
 
@@ -84,7 +86,8 @@ def _work_dir(db_path: Path | None, work_dir: str | os.PathLike | None) -> Path:
 
 
 def _read_existing(db: Database, work: Path) -> _Existing:
-    """What a merge needs of the current store (mirrors load.existing_state)."""
+    """What a merge needs of the current store (mirrors load.existing_state:
+    an empty store keeps only its next_serial)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -99,19 +102,30 @@ def _read_existing(db: Database, work: Path) -> _Existing:
         fixed = set(FIXED_IDS.values())
         ex.dictionary = work / "old" / "dictionary.parquet"
         ex.dictionary.parent.mkdir(parents=True, exist_ok=True)
-        schema = pa.schema([("id", pa.int64()), ("term", pa.string())])
+        schema = pa.schema([("id", pa.int64()), ("h", pa.int64()), ("h2", pa.int64()), ("term", pa.string())])
+        all_h = []
         with pq.ParquetWriter(ex.dictionary, schema, compression="snappy") as w:
             ids: list[int] = []
             terms: list[str] = []
+
+            def flush() -> None:
+                h, h2, _ = parse.term_hashes(terms)
+                all_h.append(np.array(h, np.int64))
+                w.write_table(pa.table([pa.array(ids, pa.int64()), pa.array(h, pa.int64()),
+                                        pa.array(h2, pa.int64()), pa.array(terms, pa.string())], schema=schema))
+
             for tid, term in iter_dictionary(t.txn, t.dbs):
                 if tid in fixed:
                     continue
                 ids.append(tid)
                 terms.append(term)
                 if len(ids) >= 1 << 20:
-                    w.write_table(pa.table([pa.array(ids, pa.int64()), pa.array(terms)], schema=schema))
+                    flush()
                     ids, terms = [], []
-            w.write_table(pa.table([pa.array(ids, pa.int64()), pa.array(terms)], schema=schema))
+            flush()
+        hs = np.concatenate(all_h + [np.array([h for _, h, _, _, _ in _vocabulary()], np.int64)])
+        ex.n_terms = len(hs)
+        ex.duplicate_hashes = len(np.unique(hs)) != len(hs)
         rows, rec = index_rows(t, "spo")
         rows = rows[rec["explicit"] == 1].astype(np.int64)
         ex.explicit = work / "old" / "explicit.parquet"
@@ -121,15 +135,21 @@ def _read_existing(db: Database, work: Path) -> _Existing:
     return ex
 
 
-def _old_dictionary_chunks(path: Path | None) -> Iterator[tuple[np.ndarray, list[bytes]]]:
+def _vocabulary():
+    from .encode import vocabulary_rows
+    return vocabulary_rows()
+
+
+def _old_dictionary_chunks(path: Path | None) -> Iterator[tuple[np.ndarray, list[bytes], np.ndarray]]:
     if path is None:
         return
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
     for i in range(pf.num_row_groups):
-        t = pf.read_row_group(i)
-        yield t.column("id").to_numpy(), [x.encode("utf-8") for x in t.column("term").to_pylist()]
+        t = pf.read_row_group(i, columns=["id", "h", "term"])
+        yield (t.column("id").to_numpy(), [x.encode("utf-8") for x in t.column("term").to_pylist()],
+               t.column("h").to_numpy())
 
 
 def _timer() -> Callable[[], float]:
@@ -142,11 +162,15 @@ def _timer() -> Callable[[], float]:
     return lap
 
 
+def _dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
 def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: bool = False,
                progress: Progress | None = None, *, master: str | None = None,
                conf: Mapping[str, Any] | Iterable[str] | str | None = None,
                work_dir: str | os.PathLike | None = None, keep_work_dir: bool = False,
-               runs: str = "auto", **unknown: Any) -> SparkLoadReport:
+               runs: str = "auto", exact: bool = False, **unknown: Any) -> SparkLoadReport:
     """Bulk load N-Triples files into ``db`` with Spark and materialise.
 
     ``master``: Spark master URL (default ``$TRINE_SPARK_MASTER`` or
@@ -157,7 +181,8 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     ``"six"`` (Spark sorts all six permutations; the driver streams them with
     bounded memory), ``"spo"`` (Spark sorts SPO, the driver derives the other
     orders in memory: faster on a small machine) or ``"auto"`` (``"spo"`` up
-    to SPO_RUNS_MAX triples).
+    to SPO_RUNS_MAX triples); ``exact``: group terms on their strings rather
+    than their 64-bit hashes (done anyway when a hash collision shows).
     Raises SparkUnavailable without Java/pyspark, ParseError on a bad line
     (unless ``skip_invalid``); the store is unchanged on any error.
     """
@@ -167,62 +192,59 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         raise TypeError(f"load_spark() got unexpected options: {', '.join(sorted(unknown))}")
     check_spark()
     from .closure import close
-    from .encode import encode
-    from .runs import build_environment_from_runs, read_dictionary, read_run, run_dir, spo_orders, write_runs
+    from .encode import encode, new_dictionary
+    from .runs import build_environment_from_runs, read_run, run_dir, spo_orders, write_runs
 
     rep = SparkLoadReport(engine="spark")
     lap = _timer()
     t_all = time.perf_counter()
     work = _work_dir(db.path, work_dir)
-    enc = cl = None
     try:
         spark = get_session(master, conf)
         rep.master = spark.sparkContext.master
         rep.seconds["start"] = lap()
         ex = _read_existing(db, work)
         files = parse.expand_inputs(paths, work / "stdin")
-        enc = encode(spark, files, work, ex.next_serial, ex.dictionary, ex.explicit, skip_invalid, progress)
+        enc = encode(spark, files, work, ex.next_serial, ex.dictionary, ex.n_terms, ex.explicit, skip_invalid,
+                     progress, exact=exact or ex.duplicate_hashes)
         rep.input_triples, rep.skipped, rep.new_terms = enc.input_triples, enc.skipped, enc.new_terms
         rep.seconds["encode"] = lap()
         if progress:
             progress("closure", 0)
-        cl = close(spark, enc.explicit, enc.n_explicit, progress)
+        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
         rep.explicit, rep.triples = cl.n_explicit, cl.n_triples
         rep.rounds, rep.new_per_round = cl.rounds, cl.new_per_round
         rep.seconds["closure"] = lap()
         mode = runs if runs != "auto" else ("spo" if cl.n_triples <= SPO_RUNS_MAX else "six")
-        runs_dir = write_runs(spark, cl.closure, cl.n_triples, work, mode=mode)
+        runs_dir = write_runs(spark, cl, work, mode=mode)
         if progress:
             progress("runs", cl.n_triples)
         rep.runs = mode
         rep.seconds["runs"] = lap()
-        n_terms_est = len(FIXED_IDS) + enc.new_terms
-        map_size = max(1 << 30, 2 * (80 * cl.n_triples + 3 * (enc.term_bytes + 40 * n_terms_est)
-                                     + 2 * ex.env_bytes + (64 << 20)))
+        term_bytes = 4 * _dir_bytes(enc.parsed_dir / "terms")
+        map_size = max(1 << 30, 2 * (80 * cl.n_triples + 3 * term_bytes + 2 * ex.env_bytes + (64 << 20)))
         written: dict[str, int] = {}
 
         def build(path: Path) -> None:
             written.update(build_environment_from_runs(
                 path,
-                dictionary=_chain(_old_dictionary_chunks(ex.dictionary), read_dictionary(enc.dictionary_dir)),
+                dictionary=_chain(_old_dictionary_chunks(ex.dictionary),
+                                  new_dictionary(enc.parsed_dir, enc.new_ids_dir)),
                 runs=(spo_orders(run_dir(runs_dir, "spo")) if mode == "spo"
                       else lambda name: read_run(run_dir(runs_dir, name))),
-                next_serial=enc.next_serial, n_triples=cl.n_triples, n_explicit=cl.n_explicit,
-                map_size=map_size, namespaces=ex.namespaces, ruleset=RULESET_NAME,
+                next_serial=enc.next_serial, n_triples=cl.n_triples, map_size=map_size,
+                namespaces=ex.namespaces, ruleset=RULESET_NAME,
                 on_stage=(lambda stage, n: progress("append", n)) if progress else None))
+            if written["n_explicit"] != cl.n_explicit:
+                raise RuntimeError(f"the SPO run holds {written['n_explicit']} explicit triples, "
+                                   f"the closure {cl.n_explicit}")
 
         db.replace(build)
-        rep.entries_appended = sum(written.values())
+        rep.entries_appended = sum(v for k, v in written.items() if k != "n_explicit")
         rep.seconds["append"] = lap()
         rep.seconds["total"] = time.perf_counter() - t_all
         return rep
     finally:
-        for obj in (enc and enc.explicit, cl and cl.closure):
-            if obj is not None:
-                try:
-                    obj.unpersist()
-                except Exception:
-                    pass
         if not keep_work_dir:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -259,16 +281,19 @@ def materialise_files(paths: Sequence[str | os.PathLike], out: str | os.PathLike
         raise StoreError(f"{out}: already exists (choose a new directory)")
     out.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(None, work_dir if work_dir is not None else out.parent)
-    enc = cl = None
     try:
         spark = get_session(master, conf)
         files = parse.expand_inputs(paths, work / "stdin")
-        enc = encode(spark, files, work, FIRST_FREE_SERIAL, None, None, skip_invalid, progress)
-        cl = close(spark, enc.explicit, enc.n_explicit, progress)
+        enc = encode(spark, files, work, FIRST_FREE_SERIAL, None, 0, None, skip_invalid, progress)
+        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
         spark.sparkContext.setJobDescription("trine: export")
-        fixed = spark.createDataFrame([(tid, term) for term, tid in FIXED_IDS.items()], "id long, term string")
-        terms = fixed.unionByName(spark.read.parquet(str(enc.dictionary_dir)))
-        df = cl.closure
+        known = spark.read.schema("first long, id long").parquet(str(enc.new_ids_dir)).select("id", "first")
+        strings = spark.read.schema(parse.TERMS_SCHEMA).parquet(str(enc.parsed_dir / "terms")) \
+            .select("first", "term")
+        vocab = ", ".join(f"({tid}, '{term}')" for term, tid in FIXED_IDS.items())
+        terms = spark.sql(f"SELECT CAST(col1 AS BIGINT) AS id, col2 AS term FROM VALUES {vocab}") \
+            .unionByName(known.join(strings, "first").select("id", "term"))
+        df = cl.aggregate()
         for c in ("s", "p", "o"):
             df = df.join(terms.withColumnRenamed("id", c).withColumnRenamed("term", c + "_t"), c)
         df = df.select(F.col("s_t").alias("s"), F.col("p_t").alias("p"), F.col("o_t").alias("o"),
@@ -290,12 +315,6 @@ def materialise_files(paths: Sequence[str | os.PathLike], out: str | os.PathLike
             progress("export", cl.n_triples)
         return cl.n_triples
     finally:
-        for obj in (enc and enc.explicit, cl and cl.closure):
-            if obj is not None:
-                try:
-                    obj.unpersist()
-                except Exception:
-                    pass
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -9,17 +9,17 @@ line number for error messages, and line numbering follows
 ``trine.store.ntriples`` (the in-process reader) exactly.
 
 A task dictionary-encodes its triples locally (a dict, as the in-process
-path does) and yields rows of one shape ``(kind, a, b, c, text)``:
+path does) and writes (``write_tasks``) Parquet files of
 
-* ``(TRIPLE, s, p, o, None)``: a triple as task-local term keys
-  (``task << 32 | local index``);
-* ``(TERM, key, first, 0, term)``: a term the first time the task meets it;
-  ``first`` is its position ``file << 42 | line << 2 | slot`` (slot 0, 1, 2
-  for s, p, o) so the driver can number terms in first-occurrence order,
-  exactly like the in-process dictionary;
-* ``(ERROR, file, line, column, message)``: a line that is not N-Triples.
-  Without ``skip_invalid`` a task stops at its first bad line; the driver
-  reports the first one over all tasks (the one the in-process load reports).
+* triples as task-local term keys (``task << 32 | local index``);
+* terms the first time the task meets them, with ``first``, the position
+  ``file << 42 | line << 2 | slot`` (slot 0, 1, 2 for s, p, o), so Spark can
+  number terms in first-occurrence order exactly like the in-process
+  dictionary, and with hashes so that Spark groups terms on integers;
+
+and returns the bad lines ``(file, line, column, message)``.  Without
+``skip_invalid`` a task stops at its first bad line; the driver reports the
+first one over all tasks (the one the in-process load reports).
 
 Nothing here imports pyspark: these functions run in the Python workers.
 """
@@ -27,16 +27,19 @@ Nothing here imports pyspark: these functions run in the Python workers.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 import sys
+import zlib
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from array import array
 from typing import Callable, Iterable, Iterator
 
 from trine.store import ntriples
 from trine.store.ntriples import _LineError, open_input, parse_line
+from trine.store.terms import BLANK, IRI, LITERAL
 
 TRIPLE, TERM, ERROR = 0, 1, 2
 CHUNK_BYTES = 4 << 20
@@ -172,6 +175,7 @@ class Sink:
         self.errors: list[tuple[int, int, int, str]] = []   # (file, line, column, message)
         self.n_triples = 0
         self.n_terms = 0
+        self.lines = 0
 
     def clear(self) -> None:
         self.triples = array("q")
@@ -192,26 +196,28 @@ def parse_task(task: int, file_idx: int, path: str, part: int, parts: int, skip_
         if ci % parts != part:
             line_no += _count_lines(chunk)
             continue
-        lines = _segments(chunk)
-        texts = None
-        if b"\r" not in chunk:
-            try:  # one decode per chunk; a bad line falls back to per-line decoding
-                texts = chunk.decode("utf-8").split("\n")
-                if chunk.endswith(b"\n"):
-                    texts.pop()
-            except UnicodeDecodeError:
-                texts = None
         trip = sink.triples.append
         keys = sink.keys.append
         firsts = sink.firsts.append
         terms = sink.terms.append
         n0 = len(ids)
         t0 = len(sink.triples)
-        for i, raw in enumerate(lines):
+        text = None
+        if b"\r" not in chunk:
+            try:  # one decode per chunk; a bad line falls back to per-line decoding
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+        if text is not None:
+            lines = text.split("\n")
+            if chunk.endswith(b"\n"):
+                lines.pop()
+        else:
+            lines = _segments(chunk)
+        for raw in lines:
             line_no += 1
             try:
-                text = texts[i] if texts is not None else raw.decode("utf-8")
-                t = parse_line(text)
+                t = parse_line(raw if text is not None else raw.decode("utf-8"))
             except UnicodeDecodeError as e:
                 err = (file_idx, line_no, e.start + 1, "invalid UTF-8")
             except _LineError as e:
@@ -267,22 +273,46 @@ def run_tasks(tasks: Iterable[tuple]) -> Iterator[tuple]:
             yield (ERROR,) + tuple(e)
 
 
+def term_hashes(terms: list[str]) -> tuple[list[int], list[int], list[int]]:
+    """(h, h2, kind) per term: h is the store's 8-byte term hash (blake2b of
+    the UTF-8 bytes, trine.store.txn.term_hash) as a signed big-endian
+    integer, h2 an independent check (crc32 and length) that exposes a
+    collision of h, kind the id kind bits."""
+    h, h2, kind = [], [], []
+    blake = hashlib.blake2b
+    crc = zlib.crc32
+    frombytes = int.from_bytes
+    for t in terms:
+        b = t.encode("utf-8")
+        h.append(frombytes(blake(b, digest_size=8).digest(), "big", signed=True))
+        h2.append(crc(b) | (len(b) << 32))
+        c = t[0]
+        kind.append(IRI if c == "<" else BLANK if c == "_" else LITERAL)
+    return h, h2, kind
+
+
+TRIPLES_SCHEMA = "s long, p long, o long"
+TERMS_SCHEMA = "key long, first long, h long, h2 long, kind byte, term string"
+
+
 def write_tasks(out_dir: str, tasks: Iterable[tuple]) -> Iterator[tuple]:
     """mapPartitions body: parse each task into two Parquet files.
 
     ``out_dir/triples/task-N.parquet`` (s, p, o task-local keys) and
-    ``out_dir/terms/task-N.parquet`` (key, first, term); yields one summary
-    ``(task, triples, terms, errors)`` per task, errors as
-    ``(file, line, column, message)`` tuples.  Parquet is how rows reach the
-    JVM cheaply: pickling millions of tuples through Py4J costs more than the
-    parse itself.
+    ``out_dir/terms/task-N.parquet`` (key, first, h, h2, kind, term) in
+    increasing ``first`` order; yields one summary ``(task, triples, terms,
+    errors)`` per task, errors as ``(file, line, column, message)``.  Parquet
+    is how rows reach the JVM cheaply (pickling millions of tuples through
+    Py4J costs more than the parse itself), and Spark reads only the integer
+    columns: strings never enter a shuffle.
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     tschema = pa.schema([("s", pa.int64()), ("p", pa.int64()), ("o", pa.int64())])
-    dschema = pa.schema([("key", pa.int64()), ("first", pa.int64()), ("term", pa.string())])
+    dschema = pa.schema([("key", pa.int64()), ("first", pa.int64()), ("h", pa.int64()), ("h2", pa.int64()),
+                         ("kind", pa.int8()), ("term", pa.string())])
     os.makedirs(f"{out_dir}/triples", exist_ok=True)
     os.makedirs(f"{out_dir}/terms", exist_ok=True)
     for task in tasks:
@@ -296,8 +326,11 @@ def write_tasks(out_dir: str, tasks: Iterable[tuple]) -> Iterator[tuple]:
             def flush(sk: Sink) -> None:
                 a = np.frombuffer(sk.triples, dtype=np.int64).reshape(-1, 3)
                 tw.write_table(pa.table([a[:, 0], a[:, 1], a[:, 2]], schema=tschema))
+                h, h2, kind = term_hashes(sk.terms)
                 dw.write_table(pa.table([np.frombuffer(sk.keys, dtype=np.int64),
                                          np.frombuffer(sk.firsts, dtype=np.int64),
+                                         np.array(h, dtype=np.int64), np.array(h2, dtype=np.int64),
+                                         np.array(kind, dtype=np.int8),
                                          pa.array(sk.terms, pa.string())], schema=dschema))
                 sk.clear()
 

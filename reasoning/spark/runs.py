@@ -23,9 +23,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from trine.store.bulk import _append_sorted
 from trine.store.database import _open_env, init_meta, open_databases
-from trine.store.keys import PERMUTATIONS, SPO_VALUE_DTYPE
+from trine.store.keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, SPO_VALUE_DTYPE
 from trine.store.txn import term_hash
 from trine.store.vocab import FIXED_IDS
 
@@ -34,43 +33,55 @@ _PART = re.compile(r"part-(\d+)")
 COLS = ("s", "p", "o")
 
 
-def write_runs(spark, closure, n_triples: int, work: Path, mode: str = "six",
-               rows_per_part: int = 2_000_000) -> Path:
-    """Write sorted runs of ``closure`` under ``work/runs``; returns that directory.
+def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int = 2_000_000) -> Path:
+    """Write the sorted runs of a ``closure.ClosureResult`` under ``work/runs``.
 
-    ``mode="six"``: one Spark job range-partitions the union of the six
-    permutations on (perm, a, b, c) and writes ``runs/perm=<i>/part-*``
-    (``i`` indexes ``PERMUTATIONS``), each directory's part files in key
-    order.  ``mode="spo"``: only the SPO run (with the records); the driver
-    derives the other five orders from it (``spo_orders``).
+    The SPO run (with the records) comes straight out of the closure's final
+    aggregation: its rows are range-partitioned on (s, p, o) before they are
+    aggregated, so one shuffle both counts and sorts.  ``mode="six"``: a
+    second job range-partitions the union of the other five permutations on
+    (perm, a, b, c) and writes ``runs/other/perm=<i>/part-*`` (``i`` indexes
+    ``PERMUTATIONS``).  ``mode="spo"``: only the SPO run; the driver derives
+    the other five orders from it (``spo_orders``).  In every directory the
+    part files, in partition order, hold the run in key order.
     """
     from pyspark.sql import functions as F
 
-    spark.sparkContext.setJobDescription("trine: sorted runs")
-    names = list(PERMUTATIONS) if mode == "six" else ["spo"]
-    parts = []
+    sc = spark.sparkContext
+    n = closure.n_triples
+    out = work / "runs"
+    sc.setJobDescription("trine: closure counts and the SPO run")
+    par = max(1, sc.defaultParallelism)
+    parts = max(min(par, -(-n // 50_000)), min(1024, -(-n // rows_per_part)), 1)
+    spo = closure.aggregate(parts).sortWithinPartitions("s", "p", "o") \
+        .select(F.col("s").alias("a"), F.col("p").alias("b"), F.col("o").alias("c"), "explicit", "count", "step")
+    spo.write.mode("overwrite").option("compression", "snappy").parquet(str(out / "spo"))
+    if mode == "spo":
+        return out
+    sc.setJobDescription("trine: sorted runs")
+    base = spark.read.schema(RUN_SCHEMA).parquet(str(out / "spo"))
+    cols = {"s": F.col("a"), "p": F.col("b"), "o": F.col("c")}
+    union = None
     for idx, name in enumerate(PERMUTATIONS):
-        if name not in names:
+        if name == "spo":
             continue
         a, b, c = (COLS[i] for i in PERMUTATIONS[name])
-        rec = ([F.col("explicit"), F.col("count"), F.col("step")] if name == "spo" else
-               [F.lit(None).cast("byte").alias("explicit"), F.lit(None).cast("long").alias("count"),
-                F.lit(None).cast("int").alias("step")])
-        parts.append(closure.select(F.lit(idx).alias("perm"), F.col(a).alias("a"), F.col(b).alias("b"),
-                                    F.col(c).alias("c"), *rec))
-    df = parts[0]
-    for part in parts[1:]:
-        df = df.unionByName(part)
-    n_parts = max(1, min(1024, -(-n_triples * len(names) // rows_per_part)))
+        df = base.select(F.lit(idx).alias("perm"), cols[a].alias("a"), cols[b].alias("b"), cols[c].alias("c"))
+        union = df if union is None else union.unionByName(df)
     key = ["perm", "a", "b", "c"]
-    out = work / "runs"
-    df.repartitionByRange(n_parts, *key).sortWithinPartitions(*key) \
-        .write.mode("overwrite").partitionBy("perm").option("compression", "snappy").parquet(str(out))
+    parts = max(min(par, -(-n // 10_000)), min(1024, -(-n * 5 // rows_per_part)), 1)
+    union.repartitionByRange(parts, *key).sortWithinPartitions(*key) \
+        .write.mode("overwrite").partitionBy("perm").option("compression", "snappy").parquet(str(out / "other"))
     return out
 
 
+RUN_SCHEMA = "a long, b long, c long, explicit byte, count long, step int"
+
+
 def run_dir(runs: Path, name: str) -> Path:
-    return runs / f"perm={list(PERMUTATIONS).index(name)}"
+    if name == "spo":
+        return runs / "spo"
+    return runs / "other" / f"perm={list(PERMUTATIONS).index(name)}"
 
 
 def part_files(path: Path) -> list[Path]:
@@ -94,19 +105,6 @@ def read_run(path: Path, columns: list[str] | None = None) -> Iterator[dict[str,
         for i in range(pf.num_row_groups):
             t = pf.read_row_group(i, columns=columns)
             yield {name: t.column(name).to_numpy() for name in t.column_names}
-
-
-def read_dictionary(path: Path) -> Iterator[tuple[np.ndarray, list[bytes]]]:
-    """(ids, utf-8 terms) chunks of a dictionary run, in id order."""
-    import pyarrow.parquet as pq
-
-    for f in part_files(path):
-        pf = pq.ParquetFile(f)
-        for i in range(pf.num_row_groups):
-            t = pf.read_row_group(i, columns=["id", "term"])
-            ids = t.column("id").to_numpy()
-            terms = [x.encode("utf-8") for x in t.column("term").to_pylist()]
-            yield ids, terms
 
 
 def spo_orders(run: Path) -> Callable[[str], Iterable[dict[str, np.ndarray]]]:
@@ -167,9 +165,14 @@ def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
     if n == 0:
         return 0
     if name == "spo":
+        count, step = chunk["count"], chunk["step"]
+        if count.max() > MAX_COUNT or count.min() < 1:
+            raise OverflowError("a derivation count exceeds 2**32 - 1")
+        if step.max() > MAX_STEP:
+            raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
         v = np.empty(n, dtype=SPO_VALUE_DTYPE)
         v["p"], v["o"] = b, c
-        v["explicit"], v["step"], v["count"] = chunk["explicit"], chunk["step"], chunk["count"]
+        v["explicit"], v["step"], v["count"] = chunk["explicit"], step, count
         values = v.view(np.dtype((np.void, SPO_VALUE_DTYPE.itemsize))).tolist()
     else:
         v = np.empty((n, 2), dtype=">u4")
@@ -182,17 +185,24 @@ def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
     return added
 
 
-def build_environment_from_runs(path: Path, dictionary: Iterable[tuple[np.ndarray, list[bytes]]],
+Dictionary = Iterable[tuple[np.ndarray, list[bytes], "np.ndarray | None"]]
+
+
+def build_environment_from_runs(path: Path, dictionary: Dictionary,
                                 runs: Callable[[str], Iterable[dict[str, np.ndarray]]],
-                                next_serial: int, n_triples: int, n_explicit: int, map_size: int,
+                                next_serial: int, n_triples: int, map_size: int,
                                 namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
                                 on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Write a complete store environment into the empty directory ``path``.
 
-    ``dictionary`` yields (ids, utf-8 terms) chunks in increasing id order
-    (the fixed vocabulary is written here and must not be included);
-    ``runs(name)`` yields the row groups of one permutation's run in key
-    order.  Returns the number of entries appended per database.
+    ``dictionary`` yields (ids, utf-8 terms, term hashes or None) chunks in
+    increasing id order (the fixed vocabulary is written here and must not
+    be included; a hash is ``trine.store.txn.term_hash`` as a signed
+    big-endian int64, computed here when None); ``runs(name)`` yields the
+    row groups of one permutation's run in key order (SPO's with explicit,
+    count and step).  Every database is filled with ``putmulti(append=True)``
+    in one write transaction.  Returns the number of entries per database
+    (and ``n_explicit``).
     """
     env = _open_env(path, readonly=False, map_size=map_size)
     written: dict[str, int] = {}
@@ -204,34 +214,48 @@ def build_environment_from_runs(path: Path, dictionary: Iterable[tuple[np.ndarra
             cur = txn.cursor(db=dbs["i2t"])
             all_ids, all_hashes = [], []
             fixed = sorted((tid, term.encode("utf-8")) for term, tid in FIXED_IDS.items())
-            chunks = itertools.chain([(np.array([t for t, _ in fixed], np.int64), [d for _, d in fixed])],
+            chunks = itertools.chain([(np.array([t for t, _ in fixed], np.int64), [d for _, d in fixed], None)],
                                      dictionary)
             n_terms = 0
-            for ids, terms in chunks:
+            last = -1
+            for ids, terms, hashes in chunks:
                 if len(ids) == 0:
                     continue
                 _check_ids(ids)
+                if ids[0] <= last:
+                    raise RuntimeError("dictionary chunks are not in id order")
+                last = int(ids[-1])
                 keys = np.frombuffer(ids.astype(">u4").tobytes(), "V4").tolist()
                 consumed, added = cur.putmulti(zip(keys, terms), append=True)
-                if consumed != added:
+                if consumed != added or added != len(ids):
                     raise RuntimeError("dictionary ids are not unique or not sorted")
                 all_ids.append(ids.astype(np.uint32))
-                all_hashes.append(np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8").astype(np.uint64))
+                if hashes is None:
+                    hashes = np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8")
+                all_hashes.append(np.asarray(hashes).astype(">i8").view(">u8").astype(np.uint64))
                 n_terms += added
             written["i2t"] = n_terms
             ids = np.concatenate(all_ids)
             hashes = np.concatenate(all_hashes)
             order = np.lexsort((ids, hashes))
-            written["t2i"] = _append_sorted(txn, dbs["t2i"], hashes[order].astype(">u8").tobytes(), 8,
-                                            ids[order].astype(">u4").tobytes(), 4)
+            hkeys = np.frombuffer(hashes[order].astype(">u8").tobytes(), "V8").tolist()
+            hvals = np.frombuffer(ids[order].astype(">u4").tobytes(), "V4").tolist()
             del ids, hashes, order, all_ids, all_hashes
+            consumed, added = txn.cursor(db=dbs["t2i"]).putmulti(zip(hkeys, hvals), append=True)
+            if consumed != added:
+                raise RuntimeError("t2i: append out of order")
+            written["t2i"] = added
+            del hkeys, hvals
             if on_stage:
                 on_stage("dictionary", n_terms)
+            n_explicit = 0
             for name in PERMUTATIONS:
                 n = 0
                 for chunk in runs(name):
                     _check_ids(chunk["a"], chunk["b"], chunk["c"])
                     n += append_index(txn, dbs[name], name, chunk)
+                    if name == "spo":
+                        n_explicit += int(np.count_nonzero(chunk["explicit"]))
                 if n != n_triples:
                     raise RuntimeError(f"run {name} holds {n} triples, the closure {n_triples}")
                 written[name] = n
@@ -246,4 +270,5 @@ def build_environment_from_runs(path: Path, dictionary: Iterable[tuple[np.ndarra
         env.sync(True)
     finally:
         env.close()
+    written["n_explicit"] = n_explicit
     return written
