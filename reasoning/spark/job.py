@@ -62,6 +62,7 @@ class SparkLoadReport(LoadReport):
     entries_appended: int = 0
     master: str = ""
     runs: str = ""
+    exact_dictionary: bool = False
 
 
 @dataclass
@@ -208,6 +209,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         enc = encode(spark, files, work, ex.next_serial, ex.dictionary, ex.n_terms, ex.explicit, skip_invalid,
                      progress, exact=exact or ex.duplicate_hashes)
         rep.input_triples, rep.skipped, rep.new_terms = enc.input_triples, enc.skipped, enc.new_terms
+        rep.exact_dictionary = enc.exact
         rep.seconds["encode"] = lap()
         if progress:
             progress("closure", 0)

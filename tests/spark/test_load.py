@@ -71,3 +71,33 @@ def test_empty_input(spark, tmp_path):
         rep = s.load([str(path)], engine="spark")
         assert rep.input_triples == 0 and rep.triples == 0 and len(s) == 0
         assert s.check().ok
+
+
+def test_exact_dictionary_and_hash_collision_fallback(spark, tmp_path, monkeypatch):
+    """Terms are grouped on 64-bit hashes; a collision (here: rdf:type made to
+    share the hash of an input term) is detected by the second hash and the
+    dictionary is rebuilt on the strings.  ``exact=True`` forces that path."""
+    from trine.reasoning.spark import encode, parse
+
+    lines = random_graph(21, size=20) + ["<http://ex/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+                                         "<http://ex/b> ."]
+    path = write_lines(tmp_path / "g.nt", lines)
+    expected = local_dump(tmp_path / "local", [path])
+    with Store.open(tmp_path / "exact") as s:
+        rep = s.load([str(path)], engine="spark", exact=True)
+        assert rep.exact_dictionary
+        got = s.dump_lines(annotate=True)
+    assert got == expected, diff(got, expected)
+
+    (h_a,), _, _ = parse.term_hashes(["<http://ex/a>"])
+    real = encode.vocabulary_rows
+
+    def colliding():
+        return [(tid, h_a if term.endswith("#type>") else h, h2, kind, term) for tid, h, h2, kind, term in real()]
+
+    monkeypatch.setattr(encode, "vocabulary_rows", colliding)
+    with Store.open(tmp_path / "collision") as s:
+        rep = s.load([str(path)], engine="spark")
+        assert rep.exact_dictionary
+        got = s.dump_lines(annotate=True)
+    assert got == expected, diff(got, expected)
