@@ -29,7 +29,9 @@ import gzip
 import os
 import shutil
 import tempfile
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -211,37 +213,49 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         rep.input_triples, rep.skipped, rep.new_terms = enc.input_triples, enc.skipped, enc.new_terms
         rep.exact_dictionary = enc.exact
         rep.seconds["encode"] = lap()
-        if progress:
-            progress("closure", 0)
-        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
-        rep.explicit, rep.triples = cl.n_explicit, cl.n_triples
-        rep.rounds, rep.new_per_round = cl.rounds, cl.new_per_round
-        rep.seconds["closure"] = lap()
-        mode = runs if runs != "auto" else ("spo" if cl.n_triples <= SPO_RUNS_MAX else "six")
-        runs_dir = write_runs(spark, cl, work, mode=mode)
-        if progress:
-            progress("runs", cl.n_triples)
-        rep.runs = mode
-        rep.seconds["runs"] = lap()
-        term_bytes = 4 * _dir_bytes(enc.parsed_dir / "terms")
-        map_size = max(1 << 30, 2 * (80 * cl.n_triples + 3 * term_bytes + 2 * ex.env_bytes + (64 << 20)))
+        # The new environment is built in a thread from here on: the dictionary
+        # is appended while Spark computes the closure, the indexes once the
+        # runs are written (``runs_ready``); a Spark failure aborts the build.
+        runs_ready: Future = Future()
         written: dict[str, int] = {}
+        map_size = max(1 << 30, 2 * (4000 * (enc.input_triples + ex.n_triples) + 2 * ex.env_bytes
+                                     + 4 * _dir_bytes(enc.parsed_dir / "terms") + (64 << 20)))
 
         def build(path: Path) -> None:
             written.update(build_environment_from_runs(
                 path,
                 dictionary=_chain(_old_dictionary_chunks(ex.dictionary),
                                   new_dictionary(enc.parsed_dir, enc.new_ids_dir)),
-                runs=(spo_orders(run_dir(runs_dir, "spo")) if mode == "spo"
-                      else lambda name: read_run(run_dir(runs_dir, name))),
-                next_serial=enc.next_serial, n_triples=cl.n_triples, map_size=map_size,
-                namespaces=ex.namespaces, ruleset=RULESET_NAME,
+                runs=lambda: runs_ready.result()[:2], next_serial=enc.next_serial, n_triples=None,
+                map_size=map_size, namespaces=ex.namespaces, ruleset=RULESET_NAME,
                 on_stage=(lambda stage, n: progress("append", n)) if progress else None))
-            if written["n_explicit"] != cl.n_explicit:
+            expected = runs_ready.result()[2]
+            if written["n_explicit"] != expected:
                 raise RuntimeError(f"the SPO run holds {written['n_explicit']} explicit triples, "
-                                   f"the closure {cl.n_explicit}")
+                                   f"the closure {expected}")
 
-        db.replace(build)
+        builder = _Thread(db.replace, build)
+        try:
+            if progress:
+                progress("closure", 0)
+            cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
+            rep.explicit, rep.triples = cl.n_explicit, cl.n_triples
+            rep.rounds, rep.new_per_round = cl.rounds, cl.new_per_round
+            rep.seconds["closure"] = lap()
+            mode = runs if runs != "auto" else ("spo" if cl.n_triples <= SPO_RUNS_MAX else "six")
+            runs_dir = write_runs(spark, cl, work, mode=mode)
+            if progress:
+                progress("runs", cl.n_triples)
+            rep.runs = mode
+            rep.seconds["runs"] = lap()
+            runs_fn = (spo_orders(run_dir(runs_dir, "spo")) if mode == "spo"
+                       else (lambda name: read_run(run_dir(runs_dir, name))))
+            runs_ready.set_result((runs_fn, cl.n_triples, cl.n_explicit))
+        except BaseException as e:
+            runs_ready.set_exception(_Aborted(e))
+            builder.join()
+            raise
+        builder.join()
         rep.entries_appended = sum(v for k, v in written.items() if k != "n_explicit")
         rep.seconds["append"] = lap()
         rep.seconds["total"] = time.perf_counter() - t_all
@@ -249,6 +263,31 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     finally:
         if not keep_work_dir:
             shutil.rmtree(work, ignore_errors=True)
+
+
+class _Aborted(Exception):
+    """The Spark side failed: abandon the environment being built."""
+
+
+class _Thread:
+    """Run ``fn(*args)`` in a thread; ``join()`` re-raises its exception."""
+
+    def __init__(self, fn: Callable, *args: Any):
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                fn(*args)
+            except BaseException as e:  # noqa: BLE001 - handed to join()
+                self.error = e
+
+        self.thread = threading.Thread(target=run, name="trine-lmdb-build", daemon=True)
+        self.thread.start()
+
+    def join(self) -> None:
+        self.thread.join()
+        if self.error is not None and not isinstance(self.error, _Aborted):
+            raise self.error
 
 
 def _chain(*its: Iterable) -> Iterator:

@@ -111,29 +111,43 @@ def spo_orders(run: Path) -> Callable[[str], Iterable[dict[str, np.ndarray]]]:
     """``runs(name)`` for ``build_environment_from_runs`` from the SPO run
     alone: it is read into memory once and every other order is one stable
     sort of a 64-bit key (the first two ids), since SPO order already breaks
-    the ties in the third id's order."""
+    the ties in the third id's order.  The next order is sorted in a helper
+    thread (numpy releases the GIL) while the current one is appended."""
+    from concurrent.futures import ThreadPoolExecutor
+
     chunks = list(read_run(run))
     cols = {k: (np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64))
             for k in ("a", "b", "c", "explicit", "count", "step")}
     del chunks
     s, p, o = (cols[k].astype(np.uint32) for k in ("a", "b", "c"))
     spo = (s, p, o)
+    step = 1 << 20
+    names = [n for n in PERMUTATIONS if n != "spo"]
+
+    def order(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ia, ib, ic = PERMUTATIONS[name]
+        key = (spo[ia].astype(np.uint64) << np.uint64(32)) | spo[ib].astype(np.uint64)
+        idx = np.argsort(key, kind="stable")
+        del key
+        return spo[ia][idx], spo[ib][idx], spo[ic][idx]
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="trine-sort")
+    pending = {names[0]: pool.submit(order, names[0])}
 
     def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
         if name == "spo":
-            step = 1 << 20
             for i in range(0, len(s), step):
                 yield {"a": s[i:i + step], "b": p[i:i + step], "c": o[i:i + step],
                        "explicit": cols["explicit"][i:i + step], "count": cols["count"][i:i + step],
                        "step": cols["step"][i:i + step]}
             return
-        ia, ib, ic = PERMUTATIONS[name]
-        key = (spo[ia].astype(np.uint64) << np.uint64(32)) | spo[ib].astype(np.uint64)
-        order = np.argsort(key, kind="stable")
-        del key
-        a, b, c = spo[ia][order], spo[ib][order], spo[ic][order]
-        del order
-        step = 1 << 20
+        fut = pending.pop(name, None) or pool.submit(order, name)
+        a, b, c = fut.result()
+        k = names.index(name)
+        if k + 1 < len(names) and names[k + 1] not in pending:
+            pending[names[k + 1]] = pool.submit(order, names[k + 1])
+        elif k + 1 == len(names):
+            pool.shutdown(wait=False)
         for i in range(0, len(a), step):
             yield {"a": a[i:i + step], "b": b[i:i + step], "c": c[i:i + step]}
 
@@ -188,9 +202,12 @@ def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
 Dictionary = Iterable[tuple[np.ndarray, list[bytes], "np.ndarray | None"]]
 
 
+Runs = Callable[[str], Iterable[dict[str, np.ndarray]]]
+
+
 def build_environment_from_runs(path: Path, dictionary: Dictionary,
-                                runs: Callable[[str], Iterable[dict[str, np.ndarray]]],
-                                next_serial: int, n_triples: int, map_size: int,
+                                runs: Runs | Callable[[], tuple[Runs, int]], next_serial: int,
+                                n_triples: int | None, map_size: int,
                                 namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
                                 on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Write a complete store environment into the empty directory ``path``.
@@ -248,6 +265,8 @@ def build_environment_from_runs(path: Path, dictionary: Dictionary,
             del hkeys, hvals
             if on_stage:
                 on_stage("dictionary", n_terms)
+            if n_triples is None:
+                runs, n_triples = runs()
             n_explicit = 0
             for name in PERMUTATIONS:
                 n = 0
