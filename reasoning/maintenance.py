@@ -161,11 +161,12 @@ class Maintainer:
         if t[1] in self.schema.fwd:
             self.schema.add(*t)
 
-    def _drop(self, t: Triple) -> None:
-        self.txn.delete(*t)
-        self.records.pop(t, None)
-        if t[1] in self.schema.fwd:
-            self.schema.remove(*t)
+    def _drop_all(self, triples: list[Triple]) -> None:
+        self.txn.delete_many(triples)
+        for t in triples:
+            self.records.pop(t, None)
+            if t[1] in self.schema.fwd:
+                self.schema.remove(*t)
 
     def _write_back(self, changed: Iterable[Triple]) -> None:
         for t in changed:
@@ -265,8 +266,7 @@ class Maintainer:
             if rec.step != d:  # type: ignore[union-attr]
                 self.records[t] = rec._replace(step=d)  # type: ignore[union-attr]
                 changed.add(t)
-        for r in removed:
-            self._drop(r)
+        self._drop_all(removed)
         self._write_back(changed - removed_set)
         rep.affected = len(affected)
         rep.still_derived = sum(1 for t in targets if t in final)

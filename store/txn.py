@@ -318,6 +318,25 @@ class Txn:
         self._delta_explicit -= old.explicit
         return old
 
+    def delete_many(self, triples: Iterable[Triple]) -> None:
+        """Remove many stored triples: one index at a time, in key order.
+
+        The same work as ``delete`` per triple, but consecutive deletions
+        land on the same pages, which matters when thousands are removed.
+        """
+        triples = sorted(triples)
+        c = self.cursor("spo")
+        for s, p, o in triples:  # already in SPO order
+            old = self._take_spo(s, p, o)
+            self._delta_explicit -= old.explicit
+        self._delta_triples -= len(triples)
+        for name in ("sop", "pso", "pos", "osp", "ops"):
+            a, b, cc = PERMUTATIONS[name]
+            db = self.dbs[name]
+            delete = self.txn.delete
+            for t in sorted((t[a], t[b], t[cc]) for t in triples):
+                delete(_ID.pack(t[0]), _PAIR.pack(t[1], t[2]), db=db)
+
     # --- namespaces (used by the rdflib plugin and the REPL) ---------------
     def namespaces(self) -> Iterator[tuple[str, str]]:
         c = self.cursor("ns")
