@@ -214,6 +214,7 @@ class Maintainer:
                 changed.add(h)
 
         heap = [(0, t) for t in seeds]
+        heapq.heapify(heap)
         while heap:
             d, t = heapq.heappop(heap)
             if d > self.step(t):
@@ -276,6 +277,7 @@ class Maintainer:
     def _affected(self, targets: list[Triple]) -> set[Triple]:
         """Triples whose old step is no longer supported (in old-step order)."""
         heap = [(0, t) for t in targets]
+        heapq.heapify(heap)
         affected: set[Triple] = set()
         decided: set[Triple] = set()
         while heap:
