@@ -15,9 +15,9 @@
    bits of the term: exactly the ids the in-process dictionary would give.
    Spark writes the new terms' (first, id) in id order; the driver takes
    their strings from the parse output (``new_dictionary``).
-4. The triples are encoded by three joins of their keys against the
-   key -> id map (broadcast while it is small enough), united with the
-   store's explicit triples, and deduplicated.
+4. The key -> id map is written split by task, and each task's triples are
+   mapped by a dense numpy lookup in a Python worker; then united with the
+   store's explicit triples and deduplicated.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from trine.store.vocab import FIXED_IDS
 from . import parse
 from .closure import SCHEMA_PREDICATES, local_frame
 
-# Above this many key -> id rows the triples are encoded with shuffle joins.
-BROADCAST_MAP_ROWS = 25_000_000
 # Above this many existing terms the existing dictionary is joined, not broadcast.
 BROADCAST_KNOWN_ROWS = 5_000_000
 MID_BITS = 33  # monotonically_increasing_id(): partition << 33 | row within partition
@@ -86,7 +84,6 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
         raise parse.parse_error(files, errors[0])
     skipped = [parse.parse_error(files, e) for e in errors]
     input_triples = sum(s[1] for s in summaries)
-    map_rows = sum(s[2] for s in summaries)
     if progress:
         progress("parse", input_triples)
     size_partitions(spark, input_triples + n_old_terms)
@@ -101,14 +98,18 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
         progress("encode", new_terms)
 
     sc.setJobDescription("trine: encode triples")
-    triples = spark.read.schema(parse.TRIPLES_SCHEMA).parquet(str(parsed / "triples"))
-    if map_rows <= BROADCAST_MAP_ROWS:
-        key_map = F.broadcast(key_map)
-    enc = triples.alias("t")
-    for c in ("s", "p", "o"):
-        m = key_map.alias("m" + c)
-        enc = enc.join(m, F.col(f"t.{c}") == F.col(f"m{c}.key"))
-    enc = enc.select(F.col("ms.id").alias("s"), F.col("mp.id").alias("p"), F.col("mo.id").alias("o"))
+    # The key -> id map, split by task; each task's triples are then mapped
+    # by a dense numpy lookup in a Python worker (cheaper than three joins).
+    keymap_dir = work / "keymap"
+    key_map.withColumn("task", F.shiftright("key", parse.TASK_SHIFT)) \
+        .write.mode("overwrite").partitionBy("task").parquet(str(keymap_dir))
+    task_ids = [s[0] for s in summaries]
+    pdir, kdir = str(parsed), str(keymap_dir)
+    encoded = sum(sc.parallelize(task_ids, max(1, len(task_ids)))
+                  .mapPartitions(lambda it: parse.encode_tasks(pdir, kdir, it)).collect())
+    if encoded != input_triples:
+        raise RuntimeError(f"encoded {encoded} triples of {input_triples}")
+    enc = spark.read.schema(parse.TRIPLES_SCHEMA).parquet(str(parsed / "encoded"))
     if old_explicit is not None:
         enc = enc.unionByName(spark.read.schema("s long, p long, o long").parquet(str(old_explicit)))
     explicit = enc.distinct().localCheckpoint(True)

@@ -339,6 +339,41 @@ def write_tasks(out_dir: str, tasks: Iterable[tuple]) -> Iterator[tuple]:
         yield (tid, sink.n_triples, sink.n_terms, sink.errors)
 
 
+def encode_tasks(parsed_dir: str, keymap_dir: str, tasks: Iterable[int]) -> Iterator[int]:
+    """mapPartitions body: map each task's triples from task-local keys to
+    term ids with the task's slice of the key -> id map (a dense numpy
+    lookup) and write ``parsed_dir/encoded/task-N.parquet``; yields the
+    number of triples per task."""
+    import glob
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(f"{parsed_dir}/encoded", exist_ok=True)
+    for tid in tasks:
+        files = sorted(glob.glob(f"{keymap_dir}/task={tid}/*.parquet"))
+        tables = [pq.read_table(f, columns=["key", "id"]) for f in files]
+        keys = np.concatenate([t.column("key").to_numpy() for t in tables]) if tables else np.zeros(0, np.int64)
+        ids = np.concatenate([t.column("id").to_numpy() for t in tables]) if tables else np.zeros(0, np.int64)
+        local = keys & 0xFFFFFFFF
+        lookup = np.full(int(local.max()) + 1 if len(local) else 0, -1, dtype=np.int64)
+        lookup[local] = ids
+        src = pq.ParquetFile(f"{parsed_dir}/triples/task-{tid:05d}.parquet")
+        n = 0
+        schema = pa.schema([("s", pa.int64()), ("p", pa.int64()), ("o", pa.int64())])
+        with pq.ParquetWriter(f"{parsed_dir}/encoded/task-{tid:05d}.parquet", schema, compression="snappy",
+                              use_dictionary=False) as w:
+            for i in range(src.num_row_groups):
+                t = src.read_row_group(i)
+                cols = [lookup[t.column(c).to_numpy() & 0xFFFFFFFF] for c in ("s", "p", "o")]
+                if any(len(c) and c.min() < 0 for c in cols):
+                    raise RuntimeError(f"task {tid}: a term key has no id")
+                w.write_table(pa.table(cols, schema=schema))
+                n += len(cols[0])
+        yield n
+
+
 def parse_error(files: list[InputFile], err: tuple[int, int, int, str]) -> ntriples.ParseError:
     file_idx, line, col, msg = err
     return ntriples.ParseError(files[file_idx].name, line, col, msg)
