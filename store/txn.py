@@ -338,17 +338,18 @@ class Txn:
                 delete(_ID.pack(t[0]), _PAIR.pack(t[1], t[2]), db=db)
 
     # --- namespaces (used by the rdflib plugin and the REPL) ---------------
+    # LMDB keys cannot be empty: the default prefix "" is stored as "\x00".
     def namespaces(self) -> Iterator[tuple[str, str]]:
         c = self.cursor("ns")
         if c.first():
             for k, v in c.iternext():
-                yield k.decode(), v.decode()
+                yield ("" if k == b"\x00" else k.decode()), v.decode()
 
     def bind(self, prefix: str, namespace: str) -> None:
-        self.txn.put(prefix.encode(), namespace.encode(), db=self.dbs["ns"])
+        self.txn.put(prefix.encode() or b"\x00", namespace.encode(), db=self.dbs["ns"])
 
     def unbind(self, prefix: str) -> None:
-        self.txn.delete(prefix.encode(), db=self.dbs["ns"])
+        self.txn.delete(prefix.encode() or b"\x00", db=self.dbs["ns"])
 
 
 __all__ = ["Txn", "Triple", "Pattern", "choose_index", "term_hash", "SPO_VALUE_DTYPE", "ID_BYTES"]

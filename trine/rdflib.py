@@ -594,7 +594,7 @@ class TrineStore(Store):
         stamp = (env, env.info()["last_txnid"])
         if self._ns_cache is None or self._ns_cache[0] != stamp:
             with self._reading(flush=False) as txn:
-                table = {_from_key(p): n for p, n in txn.namespaces()}
+                table = dict(txn.namespaces())
             self._ns_cache = (stamp, table)
         return self._ns_cache[1]
 
@@ -903,18 +903,6 @@ class _RemoveOp:
         return res
 
 
-# LMDB keys cannot be empty: the empty (default) prefix is stored as "\x00".
-_EMPTY_PREFIX = "\x00"
-
-
-def _to_key(prefix: str) -> str:
-    return prefix or _EMPTY_PREFIX
-
-
-def _from_key(key: str) -> str:
-    return "" if key == _EMPTY_PREFIX else key
-
-
 class _BindOp:
     __slots__ = ("changes",)
 
@@ -924,9 +912,9 @@ class _BindOp:
     def __call__(self, txn: Txn) -> None:
         for prefix, ns in self.changes:
             if ns is None:
-                txn.unbind(_to_key(prefix))
+                txn.unbind(prefix)
             else:
-                txn.bind(_to_key(prefix), ns)
+                txn.bind(prefix, ns)
 
 
 def _warn_removal(triple: tuple, res: _RemoveResult, inferred: bool) -> None:

@@ -148,3 +148,10 @@ def test_load_a_directory(tmp_path):
     with Store.open(tmp_path / "db") as s:
         s.load([d], engine="local")
         assert len(s) == 2
+
+
+def test_namespaces_including_the_default_prefix(tmp_path):
+    with Store.open(tmp_path / "db") as s:
+        s.bind("", "http://x/")
+        s.bind("ex", "http://example.org/")
+        assert dict(s.namespaces()) == {"": "http://x/", "ex": "http://example.org/"}
