@@ -32,6 +32,7 @@ comparisons, once per distinct id), in bulk (:class:`Dictionary`).
 from __future__ import annotations
 
 import gc
+import struct
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -68,6 +69,10 @@ SORT_COST = 4.0       # argsort per entry, relative to reading it
 #: semi-join looks each row up (one SPO record read per row).
 FANOUT_GUESS = 64.0
 SMALL_LOOKUP = 32
+#: Batches up to this many rows join by cursor seeks (pure Python, no numpy).
+SMALL_PROBE = 32
+_ID_STRUCT = struct.Struct(">I")
+_PAIR_STRUCT = struct.Struct(">II")
 #: Probe results up to this many rows are kept for the next join of the query.
 PROBE_CACHE_ROWS = 1 << 20
 #: Testing hook: ``"probe"`` or ``"merge"`` forces that join algorithm.
@@ -219,6 +224,13 @@ def _pattern_columns(rows: np.ndarray, ids: tuple) -> tuple[dict[Var, np.ndarray
     return cols, mask
 
 
+def _unique(col: np.ndarray) -> np.ndarray:
+    """Sorted distinct ids (a Python set is quicker than numpy for a few)."""
+    if len(col) <= 64:
+        return np.array(sorted(set(col.tolist())), dtype=np.uint32)
+    return np.unique(col)
+
+
 def _key(cols: list[np.ndarray]) -> np.ndarray:
     """One sortable key per row from one or two id columns."""
     if len(cols) == 1:
@@ -262,6 +274,12 @@ def _expand(lo: np.ndarray, cnt: np.ndarray) -> Iterator[tuple[np.ndarray, np.nd
     """(left index, right index) pairs of a join, ``MAX_BATCH_ROWS`` at a time."""
     total = int(cnt.sum())
     if total == 0:
+        return
+    if total <= MAX_BATCH_ROWS and total == np.count_nonzero(cnt):
+        # every left row matches at most once (a functional property, a
+        # semi-join-like step): no expansion needed
+        li = np.flatnonzero(cnt)
+        yield li, lo[li]
         return
     if total <= MAX_BATCH_ROWS:
         li = np.repeat(np.arange(len(cnt)), cnt)
@@ -598,7 +616,7 @@ class Executor:
 
     def _fanout_of(self, index: str, keys: np.ndarray) -> float:
         """Average entries per key of an index, from a small sample of keys."""
-        sample = keys if len(keys) <= 16 else keys[:: len(keys) // 16][:16]
+        sample = keys if len(keys) <= 8 else keys[:: len(keys) // 8][:8]
         total = 0
         for k in sample.tolist():
             total += self.txn.key_count(index, k)
@@ -615,6 +633,14 @@ class Executor:
             if out is not None:
                 yield out
             return
+        if b.n <= SMALL_PROBE and FORCE_JOIN_METHOD is None and id(node) not in self._relations:
+            shape = self._seek_shape(node)
+            if shape is not None:
+                node.methods["seek"] = node.methods.get("seek", 0) + 1
+                out = self._seek(node, b, shape)
+                if out is not None:
+                    yield out
+                return
         rel = self._relations.get(id(node))
         method = "merge"
         if rel is None:
@@ -656,6 +682,85 @@ class Executor:
             return None
         return b if len(keep) == b.n else b.take(np.asarray(keep, dtype=np.int64))
 
+    def _seek_shape(self, node: Join):
+        """(key position, next position, third position) when a join can use
+        cursor seeks: one bound variable, the other positions constants or
+        distinct new variables; None otherwise."""
+        ids = node.ids
+        if len(node.join_vars) != 1:
+            return None
+        v = node.join_vars[0]
+        if ids.count(v) != 1:
+            return None
+        new = [x for x in ids if isinstance(x, Var) and x != v]
+        if len(new) != len(set(new)):
+            return None
+        key_pos = ids.index(v)
+        others = [i for i in range(3) if i != key_pos]
+        consts = [i for i in others if not isinstance(ids[i], Var)]
+        next_pos = consts[0] if consts else others[0]
+        third = others[1] if others[0] == next_pos else others[0]
+        return key_pos, next_pos, third
+
+    def _seek(self, node: Join, b: Batch, shape) -> Batch | None:
+        """Join a few rows by cursor seeks: per distinct value of the bound
+        variable, position on the index keyed by it (and by the pattern's
+        constant, when there is one) and read just the matching entries.
+        Less fixed cost than the vectorised probe for small batches."""
+        key_pos, next_pos, third = shape
+        ids = node.ids
+        name = access.key_index(key_pos, next_pos)
+        cur = self.txn.cursor(name)
+        spo = name == "spo"
+        explicit_only = self.explicit_only
+        pack = _ID_STRUCT.pack
+        unpack = _PAIR_STRUCT.unpack
+        next_const = None if isinstance(ids[next_pos], Var) else ids[next_pos]
+        third_const = None if isinstance(ids[third], Var) else ids[third]
+        pfx = pack(next_const) if next_const is not None else None
+        cache: dict[int, list] = {}
+        out_left: list[int] = []
+        out_second: list[int] = []
+        out_third: list[int] = []
+        for r, kv in enumerate(b.cols[ids[key_pos]].tolist()):
+            entries = cache.get(kv)
+            if entries is None:
+                entries = []
+                key = pack(kv)
+                found = cur.set_range_dup(key, pfx) if pfx is not None else cur.set_key(key)
+                if found:
+                    for v in cur.iternext_dup():
+                        if pfx is not None and v[:4] != pfx:
+                            break
+                        if spo and explicit_only and not v[8]:
+                            continue
+                        second, third_v = unpack(v[:8])
+                        if third_const is not None and third_v != third_const:
+                            continue
+                        if explicit_only and not spo:
+                            t = [0, 0, 0]
+                            t[key_pos], t[next_pos], t[third] = kv, second, third_v
+                            rec = self.txn.record(*t)
+                            if rec is None or not rec.explicit:
+                                continue
+                        entries.append((second, third_v))
+                cache[kv] = entries
+            for second, third_v in entries:
+                out_left.append(r)
+                out_second.append(second)
+                out_third.append(third_v)
+        node.probed_keys += len(cache)
+        if not out_left:
+            return None
+        if len(out_left) == b.n and not node.new_vars:
+            return b
+        out = b.take(np.asarray(out_left, dtype=np.int64))
+        if next_const is None:
+            out.cols[ids[next_pos]] = np.asarray(out_second, dtype=np.uint32)
+        if third_const is None:
+            out.cols[ids[third]] = np.asarray(out_third, dtype=np.uint32)
+        return out
+
     def _probes_surely_dearer(self, node: Join, b: Batch, bulk_cost: float) -> bool:
         """Whether probing (at least one descent per distinct key) would cost
         more than reading the range, judged from a sample of the batch's keys
@@ -678,7 +783,7 @@ class Executor:
         for v in node.join_vars:
             pos = node.ids.index(v)
             index = access.INDEX_FOR_KEY[pos]
-            keys = np.unique(b.cols[v])
+            keys = _unique(b.cols[v])
             if len(node.join_vars) == 1 and len(keys) * (KEY_COST + FANOUT_GUESS) <= bulk_cost / 2:
                 # clearly cheaper than reading the range, whatever the keys' fan-out
                 return v, index, keys, len(keys) * (KEY_COST + FANOUT_GUESS)
