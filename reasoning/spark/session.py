@@ -46,6 +46,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.driver.maxResultSize": "4g",
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    # collect_list (the dictionary's key lists) stays hash-based instead of
+    # falling back to sort-based aggregation after 128 keys per task.
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "4000000",
     # Throughput collector for the short batch JVMs (only at JVM start).
     "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
     "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
