@@ -61,34 +61,22 @@ class InputFile:
 
 
 def expand_inputs(paths: Iterable[str | os.PathLike], spool_dir: Path) -> list[InputFile]:
-    """Input files in load order: directories are walked (sorted, hidden and
-    ``_``-prefixed names skipped), ``-`` (standard input) is spooled to a file."""
+    """Input files in load order, as the in-process load reads them
+    (``ntriples.expand_inputs``: directories walked recursively, sorted,
+    hidden names skipped); ``-`` (standard input) is spooled to a file."""
     out: list[InputFile] = []
-    for p in paths:
-        if str(p) == "-":
+    for p in ntriples.expand_inputs([str(x) for x in paths]):
+        if p == "-":
             spool_dir.mkdir(parents=True, exist_ok=True)
             target = spool_dir / f"stdin-{len(out)}.nt"
             with open(target, "wb") as f:
                 shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
             out.append(_input(target, "<stdin>"))
-            continue
-        path = Path(p)
-        if path.is_dir():
-            for f in sorted(_walk(path)):
-                out.append(_input(f, str(f)))
-        elif path.exists():
-            out.append(_input(path, str(p)))
+        elif Path(p).is_file():
+            out.append(_input(Path(p), p))
         else:
-            raise FileNotFoundError(errno.ENOENT, f"{p}: no such file or directory", str(p))
+            raise FileNotFoundError(errno.ENOENT, f"{p}: no such file or directory", p)
     return out
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith((".", "_"))]
-        for f in filenames:
-            if not f.startswith((".", "_")) and not f.endswith(".crc"):
-                yield Path(dirpath) / f
 
 
 def _input(path: Path, name: str) -> InputFile:

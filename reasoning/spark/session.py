@@ -164,6 +164,12 @@ def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[st
             SparkSession._instantiatedSession = None
             SparkSession._activeSession = None
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if m.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if SparkContext._gateway is None and "-Dlog4j.configurationFile" not in c.get("spark.driver.extraJavaOptions", ""):
+            # Quiet JVM start: WARN and above, without Spark's banner lines.
+            c["spark.driver.extraJavaOptions"] = (c.get("spark.driver.extraJavaOptions", "")
+                                                  + f" -Dlog4j.configurationFile={_log4j_file()}").strip()
         builder = SparkSession.builder.master(m).appName("trine")
         for k, v in c.items():
             builder = builder.config(k, v)
@@ -176,6 +182,34 @@ def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[st
         spark.sparkContext.setLogLevel("WARN")
         _active_key = key
         return spark
+
+
+_LOG4J = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.shell.name = org.apache.spark.repl.Main
+logger.shell.level = error
+"""
+
+
+def _log4j_file() -> str:
+    import tempfile
+    path = os.path.join(tempfile.gettempdir(), f"trine-spark-log4j2-{os.getuid()}.properties")
+    if not os.path.exists(path) or open(path).read() != _LOG4J:
+        tmp = path + f".{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(_LOG4J)
+        os.replace(tmp, path)
+    return path
 
 
 def stop_session() -> None:

