@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rdflib.compare import isomorphic
 
-from conftest import shared_path
+from trine_testing import shared_path
 from trine import Store
 from trine.store import ntriples
 from trine.store.ntriples import ParseError, parse_text

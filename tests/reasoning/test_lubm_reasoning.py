@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_path
+from trine_testing import shared_path
 from reference import annotated_lines, closure
 from trine import Store
 from trine.store.ntriples import read_triples
