@@ -26,8 +26,13 @@ from trine.store.txn import Txn
 RdfTriple = tuple[Identifier, Identifier, Identifier]
 Pattern = tuple[Identifier | None, Identifier | None, Identifier | None]
 ENGINES = ("auto", "local", "spark")
-# Below this many input bytes `auto` stays in-process (see bench/ for the crossover).
-AUTO_SPARK_BYTES = 1 << 30
+# `auto` picks by memory, not speed: on the 2-core benchmark machine the
+# in-process engine was faster than local-mode Spark at every scale measured
+# (LUBM(50): 77.5k vs 37.9k input triples/s, bench/results/spark-50.json), and
+# peaked at about 400 bytes of memory per input triple.  So Spark is chosen
+# when an in-process load would need more than half of the machine's memory.
+LOCAL_BYTES_PER_TRIPLE = 400
+INPUT_BYTES_PER_TRIPLE = 170  # N-Triples text per line, LUBM-like data
 
 
 class Store:
@@ -64,7 +69,7 @@ class Store:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         if engine == "auto":
-            engine = "spark" if _input_bytes(paths) >= AUTO_SPARK_BYTES and _spark_available() else "local"
+            engine = "spark" if _needs_spark(paths) and _spark_available() else "local"
         if engine == "spark":
             from trine.reasoning.spark.job import load_spark
             return load_spark(self.db, [str(p) for p in paths], skip_invalid=skip_invalid,
@@ -237,6 +242,12 @@ def _input_bytes(paths: Sequence[str | os.PathLike]) -> int:
                 size = f.stat().st_size
                 total += size * 20 if f.suffix == ".gz" else size
     return total
+
+
+def _needs_spark(paths: Sequence[str | os.PathLike]) -> bool:
+    triples = _input_bytes(paths) / INPUT_BYTES_PER_TRIPLE
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return triples * LOCAL_BYTES_PER_TRIPLE > memory / 2
 
 
 def _spark_available() -> bool:
