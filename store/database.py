@@ -140,6 +140,7 @@ class Database:
 
     def __init__(self, path: str | os.PathLike, create: bool = False, readonly: bool = False):
         self.path = Path(path)
+        self._current_file = str(self.path / "CURRENT")
         self.readonly = readonly
         if not (self.path / "CURRENT").exists():
             if not create:
@@ -195,7 +196,9 @@ class Database:
         return (self.path / "CURRENT").read_text().strip()
 
     def _stat_current(self) -> tuple[int, int]:
-        st = (self.path / "CURRENT").stat()
+        # Runs before every transaction (to notice a swapped environment):
+        # os.stat on a prepared string, not pathlib.
+        st = os.stat(self._current_file)
         return st.st_ino, st.st_mtime_ns
 
     def _reopen(self) -> None:
