@@ -150,3 +150,21 @@ def test_lubm_prefix(tmp_path):
     dest = tmp_path / "lubm1.nt"
     common._lubm_prefix(src, 1, dest)
     assert dest.read_text().splitlines() == lines[:4]
+
+
+def test_report_renders_spark_systems(tmp_path):
+    res = tmp_path / "results"
+    for scale in (10, 50):
+        common.write_results(f"spark-{scale}", {
+            "scale": scale, "load_average_before": [1.0, 1.0, 1.0],
+            "systems": {"spark": {"seconds": 100.0 * scale, "input_triples": 1000 * scale, "triples": 1200 * scale,
+                                  "input_triples_per_second": 10.0, "stages": {"encode": 1.0, "closure": 2.0},
+                                  "append_entries_per_second": 1e6, "peak_rss_bytes": 2 << 30},
+                        "local": {"seconds": 10.0 * scale, "input_triples": 1000 * scale, "triples": 1200 * scale}},
+            "ratios": {"spark_over_local_seconds": 10.0},
+            "goals": {"input_triples_per_second": {"goal": 60000, "measured": 10.0, "met": False,
+                                                   "applies_at_scale": 50}},
+        }, res)
+    md = report.build(res).read_text()
+    assert "LUBM(50)" in md and "spark over local seconds" in md and "not met" in md
+    assert (res / "plots" / "spark.png").exists()
