@@ -141,6 +141,10 @@ class Database:
     def __init__(self, path: str | os.PathLike, create: bool = False, readonly: bool = False):
         self.path = Path(path)
         self._current_file = str(self.path / "CURRENT")
+        self._lock_depth = 0
+        self._env: lmdb.Environment | None = None
+        self._dbs: dict = {}
+        self._current_stat: tuple[int, int] | None = None
         self.readonly = readonly
         if not (self.path / "CURRENT").exists():
             if not create:
@@ -149,9 +153,6 @@ class Database:
             if readonly:
                 raise StoreError(f"{self.path}: cannot create a store read-only")
             self._create()
-        self._env: lmdb.Environment | None = None
-        self._dbs: dict = {}
-        self._current_stat: tuple[int, int] | None = None
         self._reopen()
         fmt = self.meta_value("format")
         if fmt != str(FORMAT_VERSION):
@@ -248,6 +249,13 @@ class Database:
         """The store's single-writer lock (an flock on DB/write.lock)."""
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only")
+        if self._lock_depth:  # re-entrant: a bulk load holds it across read, build and swap
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
         fd = os.open(self.path / "write.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
@@ -258,8 +266,12 @@ class Database:
                 if on_wait is not None:
                     on_wait()
                 fcntl.flock(fd, fcntl.LOCK_EX)
+            self._lock_depth = 1
+            if self._env is not None:
+                self._ensure_current()  # the holder works on the latest environment
             yield
         finally:
+            self._lock_depth = 0
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 

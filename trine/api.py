@@ -70,11 +70,14 @@ class Store:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         if engine == "auto":
             engine = "spark" if _needs_spark(paths) and _spark_available() else "local"
-        if engine == "spark":
-            from trine.reasoning.spark.job import load_spark
-            return load_spark(self.db, [str(p) for p in paths], skip_invalid=skip_invalid,
-                              progress=progress, **spark_options)
-        return load_local(self.db, [str(p) for p in paths], skip_invalid=skip_invalid, progress=progress)
+        # The writer lock covers reading the current state, building and the
+        # swap, so no update can land in between and be lost.
+        with self.db.writer_lock():
+            if engine == "spark":
+                from trine.reasoning.spark.job import load_spark
+                return load_spark(self.db, [str(p) for p in paths], skip_invalid=skip_invalid,
+                                  progress=progress, **spark_options)
+            return load_local(self.db, [str(p) for p in paths], skip_invalid=skip_invalid, progress=progress)
 
     def add(self, triples: Iterable[RdfTriple]) -> UpdateReport:
         """Add explicit triples (rdflib terms) and update the materialisation."""

@@ -155,3 +155,30 @@ def test_namespaces_including_the_default_prefix(tmp_path):
         s.bind("", "http://x/")
         s.bind("ex", "http://example.org/")
         assert dict(s.namespaces()) == {"": "http://x/", "ex": "http://example.org/"}
+
+
+def test_update_during_bulk_load_waits_and_is_not_lost(tmp_path, monkeypatch):
+    import threading
+    import trine.reasoning.load as load_mod
+    db = tmp_path / "db"
+    small_store(db)
+    started = threading.Event()
+    real = load_mod.materialise
+
+    def slow(ids, *a, **k):
+        started.set()
+        time.sleep(1.0)
+        return real(ids, *a, **k)
+
+    monkeypatch.setattr(load_mod, "materialise", slow)
+    data = tmp_path / "more.nt"
+    data.write_text("<http://x/m> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://x/a> .\n")
+    with Store.open(db) as loader, Store.open(db) as writer:
+        t = threading.Thread(target=lambda: loader.load([data], engine="local"))
+        t.start()
+        started.wait(10)
+        writer.add([(EX.late, rdflib.RDF.type, EX.a)])  # must wait for the load's swap
+        t.join()
+        assert (EX.late, rdflib.RDF.type, EX.b) in writer
+        assert (EX.m, rdflib.RDF.type, EX.b) in writer
+        assert writer.check(deep=True).ok
