@@ -159,6 +159,7 @@ class _State:
 
 
 _local = threading.local()
+_PARSE_LOCK = threading.RLock()
 
 
 def _state() -> _State:
@@ -961,14 +962,18 @@ def parse(
     if not isinstance(text, str):
         raise TypeError(f"query text must be str, not {type(text).__name__}")
     grammar = QUERY_OR_BARE if allow_bare_patterns else QUERY
-    prev = getattr(_local, "state", None)
-    _local.state = _State(prefixes or {}, base)
-    try:
-        result = grammar.parse_string(text, parse_all=True)
-    except pp.ParseBaseException as err:
-        raise _convert(text, err) from None
-    except RecursionError:
-        raise QuerySyntaxError("query is nested too deeply", 1, 1) from None
-    finally:
-        _local.state = prev
+    # pyparsing's grammar objects are shared and not documented as thread-safe
+    # (concurrent parses were seen to mix prefix maps), so parses take turns;
+    # a parse is about a millisecond and holds the GIL anyway.
+    with _PARSE_LOCK:
+        prev = getattr(_local, "state", None)
+        _local.state = _State(prefixes or {}, base)
+        try:
+            result = grammar.parse_string(text, parse_all=True)
+        except pp.ParseBaseException as err:
+            raise _convert(text, err) from None
+        except RecursionError:
+            raise QuerySyntaxError("query is nested too deeply", 1, 1) from None
+        finally:
+            _local.state = prev
     return result[-1]
