@@ -11,6 +11,7 @@ swaps the new environment in.  The same writer takes the Spark job's runs.
 
 from __future__ import annotations
 
+import os
 import struct
 from array import array
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Callable, Iterable, Iterator
 import lmdb
 import numpy as np
 
-from . import ntriples
+from . import ntriples, ntriples_tasks
 from .database import _open_env, init_meta, open_databases
 from .keys import PERMUTATIONS, SPO_VALUE_DTYPE, make_id
 from .terms import kind_of
@@ -82,15 +83,43 @@ def unique_rows(ids: np.ndarray) -> np.ndarray:
     return np.column_stack((u["s"], u["p"], u["o"])).astype(np.uint32)
 
 
+# Below this many (estimated uncompressed) input bytes, starting worker
+# processes costs more than it saves (a worker starts in about 0.3 s; the
+# sequential reader does about 40 MB/s).  A part is at least four chunks.
+PARALLEL_MIN_BYTES = 32 << 20
+PART_BYTES = 4 * ntriples_tasks.CHUNK_BYTES
+
+
+def default_workers() -> int:
+    """Worker processes for parsing: ``TRINE_WORKERS`` or the usable cores."""
+    env = os.environ.get("TRINE_WORKERS")
+    if env:
+        return max(1, int(env))
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 def encode_files(paths: Iterable[str | Path], dictionary: Dictionary, skip_invalid: bool = False,
                  errors: list[ntriples.ParseError] | None = None,
-                 progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """Parse N-Triples inputs and encode them: an (n, 3) uint32 id array."""
+                 progress: Callable[[int], None] | None = None, workers: int | None = None,
+                 parallel_min_bytes: int | None = None) -> np.ndarray:
+    """Parse N-Triples inputs and encode them: an (n, 3) uint32 id array.
+
+    Large inputs are parsed by ``workers`` processes (default: one per core);
+    the ids, the errors and their order are those of a sequential read, so
+    the rows may come in another order but the dictionary is the same.
+    """
+    files = ntriples.expand_inputs(paths)
+    workers = default_workers() if workers is None else workers
+    threshold = PARALLEL_MIN_BYTES if parallel_min_bytes is None else parallel_min_bytes
+    if workers > 1 and "-" not in files and all(os.path.isfile(f) for f in files):
+        inputs = [ntriples_tasks.input_file(Path(f), f) for f in files]
+        if sum(f.size * (ntriples_tasks.GZIP_RATIO if f.gzip else 1) for f in inputs) >= threshold:
+            return _encode_parallel(inputs, dictionary, skip_invalid, errors, progress, workers)
     col = array("I")
     encode = dictionary.encode
     ids = dictionary.ids
     n = 0
-    for path in ntriples.expand_inputs(paths):
+    for path in files:
         for s, p, o in ntriples.read_triples(path, skip_invalid=skip_invalid, errors=errors):
             col.append(ids.get(s) or encode(s))
             col.append(ids.get(p) or encode(p))
@@ -103,8 +132,49 @@ def encode_files(paths: Iterable[str | Path], dictionary: Dictionary, skip_inval
     return np.frombuffer(col, dtype=np.uint32).reshape(-1, 3) if n else np.zeros((0, 3), np.uint32)
 
 
+def _encode_parallel(inputs: list[ntriples_tasks.InputFile], dictionary: Dictionary, skip_invalid: bool,
+                     errors: list[ntriples.ParseError] | None, progress: Callable[[int], None] | None,
+                     workers: int) -> np.ndarray:
+    """``encode_files`` over worker processes: each parses a share of the
+    chunks with a task-local dictionary; the merge numbers the terms in
+    first-occurrence order, as the sequential read would."""
+    tasks = ntriples_tasks.plan_tasks(inputs, workers, skip_invalid, part_bytes=PART_BYTES)
+    results: list[ntriples_tasks.TaskResult] = []
+    for share in ntriples_tasks.run_in_workers(tasks, workers):
+        results.extend(share)
+        if progress is not None:
+            progress(sum(len(r.triples) for r in share))
+    results.sort(key=lambda r: r.task)
+    bad = sorted(e for r in results for e in r.errors)
+    if bad and not skip_invalid:
+        raise ntriples_tasks.parse_error(inputs, bad[0])
+    if errors is not None:
+        errors.extend(ntriples_tasks.parse_error(inputs, e) for e in bad)
+    return _merge_tasks(results, dictionary)
+
+
+def _merge_tasks(results: list[ntriples_tasks.TaskResult], dictionary: Dictionary) -> np.ndarray:
+    """Global ids for the tasks' local keys; terms are met in the order of
+    their first occurrence over all tasks, so ids are assigned as a
+    sequential read assigns them."""
+    terms = [t for r in results for t in r.terms]
+    if not terms:
+        return np.zeros((0, 3), np.uint32)
+    order = np.argsort(np.concatenate([r.firsts for r in results]), kind="stable")
+    get, encode = dictionary.ids.get, dictionary.encode
+    gids = np.empty(len(terms), np.uint32)
+    gids[order] = [get(t) or encode(t) for t in map(terms.__getitem__, order.tolist())]
+    parts, offset = [], 0
+    for r in results:
+        parts.append(gids[offset:offset + len(r.terms)][r.triples])
+        offset += len(r.terms)
+    return np.concatenate(parts)
+
+
 def _chunks(data: bytes, width: int) -> list[bytes]:
-    return [data[i:i + width] for i in range(0, len(data), width)]
+    """``data`` cut into ``width``-byte items (numpy makes the bytes objects
+    three times faster than slicing)."""
+    return np.frombuffer(data, dtype=f"V{width}").tolist() if data else []
 
 
 def _append_sorted(txn: lmdb.Transaction, db, keys: bytes, key_width: int, values: bytes, value_width: int) -> int:
