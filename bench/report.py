@@ -343,8 +343,9 @@ class Report:
                "per-triple record (explicit flag, count, step) and a hashed dictionary, in an LMDB B-tree "
                "(pages are not compressed); pyoxigraph keeps three indexes for the default graph in RocksDB, "
                "whose SST files are compressed. Per triple, trine therefore spends more bytes on indexes and "
-               "pyoxigraph spends CPU on compression. trine's single-threaded Python parse+encode stage is "
-               "the larger part of its load time; pyoxigraph parses in Rust.", "")
+               "pyoxigraph spends CPU on compression. Both use every core for parsing (trine: Python worker "
+               "processes above 32 MB of input, merged into one dictionary; pyoxigraph: Rust threads); "
+               "trine's index writing is one LMDB write transaction, single-threaded.", "")
         # closure context
         ctx = [(k, d) for k, d in loads if d.get("closure_context")]
         if ctx:

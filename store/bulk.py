@@ -11,6 +11,7 @@ swaps the new environment in.  The same writer takes the Spark job's runs.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 from array import array
@@ -23,7 +24,7 @@ import numpy as np
 
 from . import ntriples, ntriples_tasks
 from .database import _open_env, init_meta, open_databases
-from .keys import PERMUTATIONS, SPO_VALUE_DTYPE, make_id
+from .keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, SPO_VALUE_DTYPE, make_id
 from .terms import kind_of
 from .txn import term_hash
 from .vocab import FIRST_FREE_SERIAL, FIXED_IDS
@@ -171,85 +172,166 @@ def _merge_tasks(results: list[ntriples_tasks.TaskResult], dictionary: Dictionar
     return np.concatenate(parts)
 
 
-def _chunks(data: bytes, width: int) -> list[bytes]:
-    """``data`` cut into ``width``-byte items (numpy makes the bytes objects
-    three times faster than slicing)."""
-    return np.frombuffer(data, dtype=f"V{width}").tolist() if data else []
+def _grouped_keys(first: np.ndarray) -> Iterator[bytes]:
+    """One 4-byte key object per entry, shared by runs of equal keys."""
+    n = len(first)
+    if n == 0:
+        return iter(())
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]])
+    counts = np.diff(np.r_[starts, n])
+    uk = np.frombuffer(first[starts].astype(">u4").tobytes(), "V4").tolist()
+    return itertools.chain.from_iterable(map(itertools.repeat, uk, counts.tolist()))
 
 
-def _append_sorted(txn: lmdb.Transaction, db, keys: bytes, key_width: int, values: bytes, value_width: int) -> int:
+def _check_ids(*cols: np.ndarray) -> None:
+    for c in cols:
+        if len(c) and (c.min() < 0 or c.max() > 0xFFFFFFFF):
+            raise OverflowError("a term id does not fit in 32 bits")
+
+
+def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
+    a, b, c = chunk["a"], chunk["b"], chunk["c"]
+    n = len(a)
+    if n == 0:
+        return 0
+    if name == "spo":
+        count, step = chunk["count"], chunk["step"]
+        if count.max() > MAX_COUNT or count.min() < 1:
+            raise OverflowError("a derivation count exceeds 2**32 - 1")
+        if step.max() > MAX_STEP:
+            raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
+        v = np.empty(n, dtype=SPO_VALUE_DTYPE)
+        v["p"], v["o"] = b, c
+        v["explicit"], v["step"], v["count"] = chunk["explicit"], step, count
+        values = v.view(np.dtype((np.void, SPO_VALUE_DTYPE.itemsize))).tolist()
+    else:
+        v = np.empty((n, 2), dtype=">u4")
+        v[:, 0], v[:, 1] = b, c
+        values = v.view("V8").ravel().tolist()
     cur = txn.cursor(db=db)
-    consumed, added = cur.putmulti(zip(_chunks(keys, key_width), _chunks(values, value_width)), append=True)
-    if added != consumed:
-        raise RuntimeError(f"append out of order: {consumed - added} of {consumed} entries rejected")
+    consumed, added = cur.putmulti(zip(_grouped_keys(a), values), append=True)
+    if consumed != added or consumed != n:
+        raise RuntimeError(f"{name}: append out of order: {consumed - added} of {consumed} entries rejected")
     return added
 
 
-def write_index(txn: lmdb.Transaction, dbs: dict, name: str, cols: TripleColumns) -> int:
-    """Append all triples to one permutation index, sorted in its key order."""
-    spo = (cols.s, cols.p, cols.o)
-    a_i, b_i, c_i = PERMUTATIONS[name]
-    a, b, c = spo[a_i], spo[b_i], spo[c_i]
-    order = np.lexsort((c, b, a))
-    keys = a[order].astype(">u4").tobytes()
-    if name == "spo":
-        v = np.empty(len(order), dtype=SPO_VALUE_DTYPE)
-        v["p"], v["o"] = b[order], c[order]
-        v["explicit"], v["step"], v["count"] = cols.explicit[order], cols.step[order], cols.count[order]
-        return _append_sorted(txn, dbs[name], keys, 4, v.tobytes(), SPO_VALUE_DTYPE.itemsize)
-    v = np.empty((len(order), 2), dtype=">u4")
-    v[:, 0], v[:, 1] = b[order], c[order]
-    return _append_sorted(txn, dbs[name], keys, 4, v.tobytes(), 8)
+DictionaryChunks = Iterable[tuple[np.ndarray, list[bytes], "np.ndarray | None"]]
 
 
-def write_dictionary(txn: lmdb.Transaction, dbs: dict, terms: list[tuple[int, str]]) -> None:
-    """Append (id, term) pairs to i2t and t2i, in their key orders."""
-    terms = sorted(terms)
-    ids = np.fromiter((t[0] for t in terms), dtype=np.uint32, count=len(terms))
-    data = [t[1].encode("utf-8") for t in terms]
-    id_keys = _chunks(ids.astype(">u4").tobytes(), 4)
-    cur = txn.cursor(db=dbs["i2t"])
-    consumed, added = cur.putmulti(zip(id_keys, data), append=True)
-    if consumed != added:
-        raise RuntimeError("dictionary ids are not unique")
-    hashes = np.frombuffer(b"".join(term_hash(d) for d in data), dtype=">u8")
-    order = np.lexsort((ids, hashes))
-    hkeys = hashes[order].astype(">u8").tobytes()
-    _append_sorted(txn, dbs["t2i"], hkeys, 8, ids[order].astype(">u4").tobytes(), 4)
+Runs = Callable[[str], Iterable[dict[str, np.ndarray]]]
 
 
-def build_environment(path: Path, terms: list[tuple[int, str]], cols: TripleColumns, next_serial: int,
-                      namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
-                      on_stage: Callable[[str], None] | None = None) -> None:
-    """Write a complete store environment into an empty directory.
+def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
+                                runs: Runs | Callable[[], tuple[Runs, int]], next_serial: int,
+                                n_triples: int | None, map_size: int,
+                                namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
+                                on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Write a complete store environment into the empty directory ``path``.
 
-    ``terms`` must include every id used by ``cols`` (the fixed vocabulary is
-    written by ``init_meta`` and may be omitted).
+    ``dictionary`` yields (ids, utf-8 terms, term hashes or None) chunks in
+    increasing id order (the fixed vocabulary is written here and must not
+    be included; a hash is ``trine.store.txn.term_hash`` as a signed
+    big-endian int64, computed here when None); ``runs(name)`` yields the
+    row groups of one permutation's run in key order (SPO's with explicit,
+    count and step).  Every database is filled with ``putmulti(append=True)``
+    in one write transaction.  Returns the number of entries per database
+    (and ``n_explicit``).
     """
-    est = 64 * len(cols) + 3 * sum(len(t) + 24 for _, t in terms) + (64 << 20)
-    env = _open_env(path, readonly=False, map_size=max(1 << 30, 2 * est))
+    env = _open_env(path, readonly=False, map_size=map_size)
+    written: dict[str, int] = {}
     try:
         dbs = open_databases(env, create=True)
         with env.begin(write=True) as txn:
-            if on_stage:
-                on_stage("dictionary")
             init_meta(txn, dbs, ruleset, with_vocabulary=False)
-            fixed = set(FIXED_IDS.values())
-            vocabulary = [(tid, term) for term, tid in FIXED_IDS.items()]
-            write_dictionary(txn, dbs, vocabulary + [t for t in terms if t[0] not in fixed])
+            # i2t in id order as it streams; t2i needs all hashes sorted.
+            cur = txn.cursor(db=dbs["i2t"])
+            all_ids, all_hashes = [], []
+            fixed = sorted((tid, term.encode("utf-8")) for term, tid in FIXED_IDS.items())
+            chunks = itertools.chain([(np.array([t for t, _ in fixed], np.int64), [d for _, d in fixed], None)],
+                                     dictionary)
+            n_terms = 0
+            last = -1
+            for ids, terms, hashes in chunks:
+                if len(ids) == 0:
+                    continue
+                _check_ids(ids)
+                if ids[0] <= last:
+                    raise RuntimeError("dictionary chunks are not in id order")
+                last = int(ids[-1])
+                keys = np.frombuffer(ids.astype(">u4").tobytes(), "V4").tolist()
+                consumed, added = cur.putmulti(zip(keys, terms), append=True)
+                if consumed != added or added != len(ids):
+                    raise RuntimeError("dictionary ids are not unique or not sorted")
+                all_ids.append(ids.astype(np.uint32))
+                if hashes is None:
+                    hashes = np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8")
+                all_hashes.append(np.asarray(hashes).astype(">i8").view(">u8").astype(np.uint64))
+                n_terms += added
+            written["i2t"] = n_terms
+            ids = np.concatenate(all_ids)
+            hashes = np.concatenate(all_hashes)
+            order = np.lexsort((ids, hashes))
+            hkeys = np.frombuffer(hashes[order].astype(">u8").tobytes(), "V8").tolist()
+            hvals = np.frombuffer(ids[order].astype(">u4").tobytes(), "V4").tolist()
+            del ids, hashes, order, all_ids, all_hashes
+            consumed, added = txn.cursor(db=dbs["t2i"]).putmulti(zip(hkeys, hvals), append=True)
+            if consumed != added:
+                raise RuntimeError("t2i: append out of order")
+            written["t2i"] = added
+            del hkeys, hvals
+            if on_stage:
+                on_stage("dictionary", n_terms)
+            if n_triples is None:
+                runs, n_triples = runs()
+            n_explicit = 0
             for name in PERMUTATIONS:
+                n = 0
+                for chunk in runs(name):
+                    _check_ids(chunk["a"], chunk["b"], chunk["c"])
+                    n += append_index(txn, dbs[name], name, chunk)
+                    if name == "spo":
+                        n_explicit += int(np.count_nonzero(chunk["explicit"]))
+                if n != n_triples:
+                    raise RuntimeError(f"run {name} holds {n} triples, the closure {n_triples}")
+                written[name] = n
                 if on_stage:
-                    on_stage(name)
-                write_index(txn, dbs, name, cols)
+                    on_stage(name, n)
             meta = dbs["meta"]
             txn.put(b"next_serial", _U64.pack(next_serial), db=meta)
-            txn.put(b"n_triples", _U64.pack(len(cols)), db=meta)
-            txn.put(b"n_explicit", _U64.pack(int(np.count_nonzero(cols.explicit))), db=meta)
+            txn.put(b"n_triples", _U64.pack(n_triples), db=meta)
+            txn.put(b"n_explicit", _U64.pack(n_explicit), db=meta)
             for prefix, ns in namespaces:
                 txn.put(prefix.encode(), ns.encode(), db=dbs["ns"])
         env.sync(True)
     finally:
         env.close()
+    written["n_explicit"] = n_explicit
+    return written
+
+
+def build_environment(path: Path, terms: list[tuple[int, str]], cols: TripleColumns, next_serial: int,
+                      namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
+                      on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Write a complete store environment for in-memory columns into an
+    empty directory: each permutation is sorted in numpy and appended as
+    one run.  ``terms`` must include every id used by ``cols`` (the fixed
+    vocabulary is written anyway and may be omitted)."""
+    fixed = set(FIXED_IDS.values())
+    terms = sorted(t for t in terms if t[0] not in fixed)
+    dictionary = [(np.array([t[0] for t in terms], np.int64), [t[1].encode("utf-8") for t in terms], None)]
+    spo = (cols.s, cols.p, cols.o)
+
+    def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
+        a, b, c = (spo[i] for i in PERMUTATIONS[name])
+        order = np.lexsort((c, b, a))
+        chunk = {"a": a[order], "b": b[order], "c": c[order]}
+        if name == "spo":
+            chunk.update(explicit=cols.explicit[order], count=cols.count[order], step=cols.step[order])
+        yield chunk
+
+    est = 64 * len(cols) + 3 * sum(len(t) + 24 for _, t in terms) + (64 << 20)
+    return build_environment_from_runs(path, dictionary, runs, next_serial, len(cols), max(1 << 30, 2 * est),
+                                       namespaces, ruleset, on_stage)
 
 
 def iter_dictionary(txn: lmdb.Transaction, dbs: dict) -> Iterator[tuple[int, str]]:

@@ -28,7 +28,7 @@ Pipeline (one module each):
   over all fired rule instances.
 * runs.py: the aggregation writes the SPO run sorted (range partitions),
   Spark or the driver produce the five other orders, and
-  ``build_environment_from_runs`` appends them all into a fresh LMDB
+  ``trine.store.bulk.build_environment_from_runs`` appends them all into a fresh LMDB
   environment with ``putmulti(append=True)``; ``Database.replace`` swaps it
   in only when complete.
 

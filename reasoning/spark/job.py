@@ -40,6 +40,7 @@ import numpy as np
 
 from trine.reasoning.load import LoadReport
 from trine.reasoning.rules import RULESET_NAME
+from trine.store.bulk import build_environment_from_runs
 from trine.store.database import Database, StoreError
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
 
@@ -196,7 +197,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     check_spark()
     from .closure import close
     from .encode import encode, new_dictionary
-    from .runs import build_environment_from_runs, read_run, run_dir, spo_orders, write_runs
+    from .runs import read_run, run_dir, spo_orders, write_runs
 
     rep = SparkLoadReport(engine="spark")
     lap = _timer()

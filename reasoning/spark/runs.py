@@ -6,29 +6,23 @@ part file i holds the i-th key range, so reading the part files in order
 yields the whole index in key order.  SPO carries the records.  The
 dictionary of new terms is a run sorted by id (encode.py).
 
-``build_environment_from_runs`` writes a complete environment from these
-runs with ``putmulti(append=True)`` (MDB_APPEND / MDB_APPENDDUP), streaming
-one Parquet row group at a time: the driver never holds the closure.  It is
-the runs counterpart of ``trine.store.bulk.build_environment`` (same layout,
-same meta), built from that module's primitives.
+``trine.store.bulk.build_environment_from_runs`` writes a complete
+environment from these runs with ``putmulti(append=True)`` (MDB_APPEND /
+MDB_APPENDDUP), streaming one Parquet row group at a time: the driver never
+holds the closure.  The in-process load writes its environments with the
+same function, from runs sorted in numpy.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-import struct
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from trine.store.database import _open_env, init_meta, open_databases
-from trine.store.keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, SPO_VALUE_DTYPE
-from trine.store.txn import term_hash
-from trine.store.vocab import FIXED_IDS
+from trine.store.keys import PERMUTATIONS
 
-_U64 = struct.Struct(">Q")
 _PART = re.compile(r"part-(\d+)")
 COLS = ("s", "p", "o")
 
@@ -154,140 +148,3 @@ def spo_orders(run: Path) -> Callable[[str], Iterable[dict[str, np.ndarray]]]:
     return runs
 
 
-# --- appending ---------------------------------------------------------------------
-
-def _grouped_keys(first: np.ndarray) -> Iterator[bytes]:
-    """One 4-byte key object per entry, shared by runs of equal keys."""
-    n = len(first)
-    if n == 0:
-        return iter(())
-    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]])
-    counts = np.diff(np.r_[starts, n])
-    uk = np.frombuffer(first[starts].astype(">u4").tobytes(), "V4").tolist()
-    return itertools.chain.from_iterable(map(itertools.repeat, uk, counts.tolist()))
-
-
-def _check_ids(*cols: np.ndarray) -> None:
-    for c in cols:
-        if len(c) and (c.min() < 0 or c.max() > 0xFFFFFFFF):
-            raise OverflowError("a term id does not fit in 32 bits")
-
-
-def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
-    a, b, c = chunk["a"], chunk["b"], chunk["c"]
-    n = len(a)
-    if n == 0:
-        return 0
-    if name == "spo":
-        count, step = chunk["count"], chunk["step"]
-        if count.max() > MAX_COUNT or count.min() < 1:
-            raise OverflowError("a derivation count exceeds 2**32 - 1")
-        if step.max() > MAX_STEP:
-            raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
-        v = np.empty(n, dtype=SPO_VALUE_DTYPE)
-        v["p"], v["o"] = b, c
-        v["explicit"], v["step"], v["count"] = chunk["explicit"], step, count
-        values = v.view(np.dtype((np.void, SPO_VALUE_DTYPE.itemsize))).tolist()
-    else:
-        v = np.empty((n, 2), dtype=">u4")
-        v[:, 0], v[:, 1] = b, c
-        values = v.view("V8").ravel().tolist()
-    cur = txn.cursor(db=db)
-    consumed, added = cur.putmulti(zip(_grouped_keys(a), values), append=True)
-    if consumed != added or consumed != n:
-        raise RuntimeError(f"{name}: append out of order: {consumed - added} of {consumed} entries rejected")
-    return added
-
-
-Dictionary = Iterable[tuple[np.ndarray, list[bytes], "np.ndarray | None"]]
-
-
-Runs = Callable[[str], Iterable[dict[str, np.ndarray]]]
-
-
-def build_environment_from_runs(path: Path, dictionary: Dictionary,
-                                runs: Runs | Callable[[], tuple[Runs, int]], next_serial: int,
-                                n_triples: int | None, map_size: int,
-                                namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
-                                on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
-    """Write a complete store environment into the empty directory ``path``.
-
-    ``dictionary`` yields (ids, utf-8 terms, term hashes or None) chunks in
-    increasing id order (the fixed vocabulary is written here and must not
-    be included; a hash is ``trine.store.txn.term_hash`` as a signed
-    big-endian int64, computed here when None); ``runs(name)`` yields the
-    row groups of one permutation's run in key order (SPO's with explicit,
-    count and step).  Every database is filled with ``putmulti(append=True)``
-    in one write transaction.  Returns the number of entries per database
-    (and ``n_explicit``).
-    """
-    env = _open_env(path, readonly=False, map_size=map_size)
-    written: dict[str, int] = {}
-    try:
-        dbs = open_databases(env, create=True)
-        with env.begin(write=True) as txn:
-            init_meta(txn, dbs, ruleset, with_vocabulary=False)
-            # i2t in id order as it streams; t2i needs all hashes sorted.
-            cur = txn.cursor(db=dbs["i2t"])
-            all_ids, all_hashes = [], []
-            fixed = sorted((tid, term.encode("utf-8")) for term, tid in FIXED_IDS.items())
-            chunks = itertools.chain([(np.array([t for t, _ in fixed], np.int64), [d for _, d in fixed], None)],
-                                     dictionary)
-            n_terms = 0
-            last = -1
-            for ids, terms, hashes in chunks:
-                if len(ids) == 0:
-                    continue
-                _check_ids(ids)
-                if ids[0] <= last:
-                    raise RuntimeError("dictionary chunks are not in id order")
-                last = int(ids[-1])
-                keys = np.frombuffer(ids.astype(">u4").tobytes(), "V4").tolist()
-                consumed, added = cur.putmulti(zip(keys, terms), append=True)
-                if consumed != added or added != len(ids):
-                    raise RuntimeError("dictionary ids are not unique or not sorted")
-                all_ids.append(ids.astype(np.uint32))
-                if hashes is None:
-                    hashes = np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8")
-                all_hashes.append(np.asarray(hashes).astype(">i8").view(">u8").astype(np.uint64))
-                n_terms += added
-            written["i2t"] = n_terms
-            ids = np.concatenate(all_ids)
-            hashes = np.concatenate(all_hashes)
-            order = np.lexsort((ids, hashes))
-            hkeys = np.frombuffer(hashes[order].astype(">u8").tobytes(), "V8").tolist()
-            hvals = np.frombuffer(ids[order].astype(">u4").tobytes(), "V4").tolist()
-            del ids, hashes, order, all_ids, all_hashes
-            consumed, added = txn.cursor(db=dbs["t2i"]).putmulti(zip(hkeys, hvals), append=True)
-            if consumed != added:
-                raise RuntimeError("t2i: append out of order")
-            written["t2i"] = added
-            del hkeys, hvals
-            if on_stage:
-                on_stage("dictionary", n_terms)
-            if n_triples is None:
-                runs, n_triples = runs()
-            n_explicit = 0
-            for name in PERMUTATIONS:
-                n = 0
-                for chunk in runs(name):
-                    _check_ids(chunk["a"], chunk["b"], chunk["c"])
-                    n += append_index(txn, dbs[name], name, chunk)
-                    if name == "spo":
-                        n_explicit += int(np.count_nonzero(chunk["explicit"]))
-                if n != n_triples:
-                    raise RuntimeError(f"run {name} holds {n} triples, the closure {n_triples}")
-                written[name] = n
-                if on_stage:
-                    on_stage(name, n)
-            meta = dbs["meta"]
-            txn.put(b"next_serial", _U64.pack(next_serial), db=meta)
-            txn.put(b"n_triples", _U64.pack(n_triples), db=meta)
-            txn.put(b"n_explicit", _U64.pack(n_explicit), db=meta)
-            for prefix, ns in namespaces:
-                txn.put(prefix.encode(), ns.encode(), db=dbs["ns"])
-        env.sync(True)
-    finally:
-        env.close()
-    written["n_explicit"] = n_explicit
-    return written

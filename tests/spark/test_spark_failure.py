@@ -6,8 +6,9 @@ import pytest
 from sparkutil import random_graph, write_lines
 
 from trine import Store
-from trine.reasoning.spark import job, runs
+from trine.reasoning.spark import job
 from trine.reasoning.spark.session import JAVA_MESSAGE, SparkUnavailable
+from trine.store import bulk
 from trine.store.ntriples import ParseError
 
 pytestmark = pytest.mark.spark
@@ -36,8 +37,8 @@ def test_failure_while_appending_leaves_the_store_intact(spark, tmp_path, loaded
             raise RuntimeError("injected failure in the append stage")
         return original(txn, dbs, name, chunk)
 
-    original = runs.append_index
-    monkeypatch.setattr(runs, "append_index", boom)
+    original = bulk.append_index
+    monkeypatch.setattr(bulk, "append_index", boom)
     new = write_lines(tmp_path / "new.nt", random_graph(4, size=12))
     with Store.open(db) as s:
         with pytest.raises(RuntimeError, match="injected failure"):
