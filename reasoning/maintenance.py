@@ -39,10 +39,17 @@ from typing import Iterable, Iterator
 from trine.store.keys import MAX_STEP, Record
 from trine.store.txn import Txn
 
-from .rules import SCHEMA_PREDICATES, Triple, backward_instances, forward_instances
+import numpy as np
+
+from trine.store.vocab import SPO
+
+from .rules import SCHEMA_PREDICATES, Delta, Triple, backward_instances, forward_data_instances, forward_instances
 
 INF = 1 << 30
 ALGORITHMS = ("counting", "dred")
+# Deletions of at least this many explicit triples start with the batched
+# counting pass (when the schema cannot change); below, per-triple work is cheaper.
+BATCH_MIN = 256
 
 
 @dataclass
@@ -248,13 +255,28 @@ class Maintainer:
         if not targets:
             return rep
 
-        affected = self._overdelete(targets) if algorithm == "dred" else self._affected(targets)
-        final = self._restep(affected)
+        gone: set[Triple] = set()        # removed for certain by the counting pass
+        lost: dict[Triple, int] = {}     # instances lost through `gone`, per head
+        if algorithm == "dred":
+            affected = self._overdelete(targets)
+        elif len(targets) >= BATCH_MIN and self._schema_fixed(targets):
+            gone, lost, seeds = self._count_out(targets)
+            affected = self._affected(targets, gone, seeds)
+        else:
+            affected = self._affected(targets)
+        final = self._restep(affected, gone)
         removed = [t for t in affected if t not in final]
         removed_set = set(removed)
         changed = set(targets)
-        done: set[Triple] = set()
+        for h, n in lost.items():
+            if h not in removed_set:
+                rec = self.record(h)
+                self.records[h] = rec._replace(count=rec.count - n)  # type: ignore[union-attr]
+                changed.add(h)
+        done: set[Triple] = set(gone)    # instances through them are in `lost`
         for r in removed:
+            if r in gone:
+                continue
             for b1, b2, h in self._forward(r):
                 if (b2 if b1 == r else b1) in done or h in removed_set:
                     continue
@@ -274,12 +296,19 @@ class Maintainer:
         rep.derived_removed = len(removed) - (len(targets) - rep.still_derived)
         return rep
 
-    def _affected(self, targets: list[Triple]) -> set[Triple]:
-        """Triples whose old step is no longer supported (in old-step order)."""
-        heap = [(0, t) for t in targets]
+    def _affected(self, targets: list[Triple], gone: set[Triple] | None = None,
+                  seeds: list[tuple[int, Triple]] | None = None) -> set[Triple]:
+        """Triples whose old step is no longer supported (in old-step order).
+
+        ``gone`` (from ``_count_out``) are known to be affected, ``seeds`` the
+        (old step, triple) that lost an instance achieving their step through them.
+        """
+        heap = [(0, t) for t in targets if not gone or t not in gone]
+        if seeds:
+            heap += seeds
         heapq.heapify(heap)
-        affected: set[Triple] = set()
-        decided: set[Triple] = set()
+        affected: set[Triple] = set(gone) if gone else set()
+        decided: set[Triple] = set(affected)
         while heap:
             sigma, h = heapq.heappop(heap)
             if h in decided:
@@ -288,8 +317,9 @@ class Maintainer:
             rec = self.record(h)
             if rec.explicit:  # type: ignore[union-attr]
                 continue
-            # count 0: no instance derives h at all, so nothing can support it.
-            if rec.count > 0:  # type: ignore[union-attr]
+            # count 0: no instance derives h at all, so nothing can support it;
+            # old step 0 (a target): no instance has step 0.
+            if rec.count > 0 and sigma > 0:  # type: ignore[union-attr]
                 seen = []
                 supported = False
                 for b1, b2 in backward_instances(h, self):
@@ -306,9 +336,83 @@ class Maintainer:
                 if h2 in decided:
                     continue
                 r2 = self.record(h2)
-                if not r2.explicit and r2.step == 1 + max(self.step(b1), self.step(b2)):  # type: ignore[union-attr]
+                # An instance with h (old step sigma) in its body has step > sigma:
+                # heads at or below sigma are not derived by it at their step.
+                if r2.explicit or r2.step <= sigma:  # type: ignore[union-attr]
+                    continue
+                if r2.step == 1 + max(self.step(b1), self.step(b2)):  # type: ignore[union-attr]
                     heapq.heappush(heap, (r2.step, h2))  # type: ignore[union-attr]
         return affected
+
+    def _schema_fixed(self, targets: list[Triple]) -> bool:
+        """Whether no triple with a schema predicate can be removed by this deletion:
+        none is a target and none is derivable from other triples than schema ones
+        (no (Q spo S) with S a schema predicate and Q not)."""
+        schema = self.schema.fwd
+        if any(t[1] in schema for t in targets):
+            return False
+        sub = self.schema.bwd[SPO]
+        return all(q in schema for sp in SCHEMA_PREDICATES for q in sub.get(sp, ()))
+
+    def _count_out(self, targets: list[Triple]) -> tuple[set[Triple], dict[Triple, int], list[tuple[int, Triple]]]:
+        """Counting's part of a deletion that leaves the schema as it is, batched.
+
+        Every rule instance then has its first atom in the unchanged schema and
+        at most one atom among the data triples that go, so a non-explicit
+        triple all of whose instances have that atom removed is removed (plain
+        counting; what it misses, such as cycles, the step-based phases find).
+        Rounds of ``forward_data`` over the triples removed so far give
+
+        * ``gone``: the triples removed this way (targets with no derivation,
+          then every triple whose count of lost instances reaches its count);
+        * ``lost``: per head, the instances lost through ``gone``;
+        * ``seeds``: (old step, triple) for the other heads that lost an
+          instance achieving their old step (where ``_affected`` goes on).
+        """
+        schema = {}
+        for p in SCHEMA_PREDICATES:
+            rows = [(s, o, self.step((s, p, o))) for s, objs in self.schema.fwd[p].items() for o in objs]
+            cols = np.array(rows, dtype=np.int64).reshape(-1, 3)
+            schema[p] = (cols[:, 0].astype(np.uint32), cols[:, 1].astype(np.uint32), cols[:, 2])
+        records = self.records
+        frontier = [t for t in targets if records[t].count == 0]
+        steps = [0] * len(frontier)
+        gone: set[Triple] = set(frontier)
+        lost: dict[Triple, int] = {}
+        seeds: list[tuple[int, Triple]] = []
+        while frontier:
+            f = np.array(frontier, dtype=np.uint32).reshape(-1, 3)
+            heads = forward_data_instances(Delta(f[:, 0], f[:, 1], f[:, 2], np.array(steps, np.int32)), schema)
+            frontier, steps = [], []
+            if heads is None:
+                break
+            hs, hp, ho, hstep = heads
+            order = np.lexsort((ho, hp, hs))
+            hs, hp, ho, hstep = hs[order], hp[order], ho[order], hstep[order]
+            first = np.flatnonzero(np.concatenate(([True], (hs[1:] != hs[:-1]) | (hp[1:] != hp[:-1])
+                                                   | (ho[1:] != ho[:-1]))))
+            n_lost = np.diff(np.append(first, len(hs)))
+            min_step = np.minimum.reduceat(hstep, first)
+            hs, hp, ho = hs[first], hp[first], ho[first]
+            rec = self.txn.records_array(hs, hp, ho)
+            assert rec["found"].all(), "a rule instance's head is not stored"
+            for t, n, m, e, c, st in zip(zip(hs.tolist(), hp.tolist(), ho.tolist()), n_lost.tolist(),
+                                         min_step.tolist(), rec["explicit"].tolist(), rec["count"].tolist(),
+                                         rec["step"].tolist()):
+                r = records.get(t)
+                if r is not None:  # a target: no longer explicit
+                    e, c = r.explicit, r.count
+                n += lost.get(t, 0)
+                lost[t] = n
+                if e:
+                    continue
+                if n == c:
+                    gone.add(t)
+                    frontier.append(t)
+                    steps.append(st)
+                elif m == st:
+                    seeds.append((st, t))
+        return gone, lost, seeds
 
     def _overdelete(self, targets: list[Triple]) -> set[Triple]:
         """DRed's over-deletion: every triple with a derivation through a deleted one.
@@ -326,11 +430,14 @@ class Maintainer:
                     stack.append(h2)
         return affected
 
-    def _restep(self, affected: set[Triple]) -> dict[Triple, int]:
-        """New steps of the affected triples still derivable from the rest."""
+    def _restep(self, affected: set[Triple], gone: set[Triple] | None = None) -> dict[Triple, int]:
+        """New steps of the affected triples still derivable from the rest.
+
+        ``gone`` (a part of ``affected``) are known to be underivable.
+        """
         tentative: dict[Triple, int] = {}
         heap: list[tuple[int, Triple]] = []
-        for h in affected:
+        for h in (affected - gone) if gone else affected:
             if self.record(h).explicit:  # type: ignore[union-attr]
                 tentative[h] = 0
                 heap.append((0, h))
@@ -342,6 +449,8 @@ class Maintainer:
             for b1, b2 in cached if cached is not None else backward_instances(h, self):
                 if b1 not in affected and b2 not in affected:
                     best = min(best, 1 + max(self.step(b1), self.step(b2)))
+                    if best == 1:
+                        break  # no derivation is shorter
             if best < INF:
                 tentative[h] = best
                 heap.append((best, h))

@@ -17,7 +17,10 @@ fix the substitution).  Each rule is written in three forms that must agree:
   and the other atom is in the view (incremental insertion and deletion);
 * ``backward(h, view)``: the instances whose head is ``h`` (support checks);
 * ``apply(closure, n)``: vectorised, the heads of all instances that fire
-  at naive stage ``n`` (bulk materialisation, reasoning/materialise.py).
+  at naive stage ``n`` (bulk materialisation, reasoning/materialise.py);
+* ``forward_data(delta, schema)``: vectorised ``forward`` for a batch of
+  data triples (no schema predicate) in the second body atom, against a
+  schema that does not change (large deletions, reasoning/maintenance.py).
 
 A new rule is a new subclass of ``Rule`` added to ``RULES``; the engines
 iterate over ``RULES`` and know nothing of individual rules.
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
 
 Triple = tuple[int, int, int]
 Instance = tuple[Triple, Triple, Triple]  # (schema atom, other atom, head)
+Heads = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # head s, p, o (uint32), instance step
+SchemaColumns = dict  # schema predicate -> (subjects, objects, steps) arrays of its triples
 
 RULESET_NAME = "rhodf"
 SCHEMA_PREDICATES = (SPO, SCO, DOM, RNG)
@@ -82,6 +87,17 @@ class Rule:
         """
         raise NotImplementedError
 
+    def forward_data(self, delta: "Delta", schema: "SchemaColumns") -> Iterator[Heads]:
+        """The instances whose second atom is a row of ``delta`` and whose first
+        atom is in ``schema``, one row per instance: (head s, p, o, instance step),
+        the step being 1 + the larger body step.
+
+        ``delta`` holds no triple with a schema predicate, so no instance has
+        both atoms in it, and these are all its instances whenever no triple
+        with a schema predicate can be derived from it.
+        """
+        raise NotImplementedError
+
 
 class Transitive(Rule):
     """(A r B) (B r C) -> (A r C) for r = spo or sco."""
@@ -122,6 +138,9 @@ class Transitive(Rule):
         li, ri = li[fire], ri[fire]
         yield self.r, pack(s[li], o[ri])
 
+    def forward_data(self, delta, schema):
+        return iter(())  # both atoms have the schema predicate r: never a data atom
+
 
 class SubPropertyInheritance(Rule):
     name = "R3"
@@ -155,6 +174,14 @@ class SubPropertyInheritance(Rule):
             keys = data.upto(n - 1) if step == n - 1 else data.at(n - 1)
             if len(keys):
                 yield sup, keys
+
+    def forward_data(self, delta, schema):
+        for q, sup, step in _rows(schema, SPO):
+            rows = delta.of(q)
+            if rows is None or not _is_iri(sup):
+                continue
+            s = delta.s[rows]
+            yield s, np.full(len(s), sup, np.uint32), delta.o[rows], 1 + np.maximum(delta.step[rows], step)
 
 
 class TypeBySubClass(Rule):
@@ -197,6 +224,16 @@ class TypeBySubClass(Rule):
             ts, to = typ.subjects()[old], typ.objects()[old]
             li, ri = join(to, b_sco[ds])
             yield TYPE, pack(ts[li], c_sco[ds][ri])
+
+    def forward_data(self, delta, schema):
+        rows, sco = delta.of(TYPE), schema.get(SCO)
+        if rows is None or sco is None:
+            return
+        b, c, sco_step = sco
+        li, ri = join(delta.o[rows], b)
+        if len(li):
+            yield (delta.s[rows][li], np.full(len(li), TYPE, np.uint32), c[ri],
+                   1 + np.maximum(delta.step[rows][li], sco_step[ri]))
 
 
 class Typing(Rule):
@@ -255,6 +292,18 @@ class Typing(Rule):
                 x = x[(x & KIND_MASK) != LITERAL]
             yield TYPE, pack(x, np.full(len(x), cls, dtype=np.uint32))
 
+    def forward_data(self, delta, schema):
+        for prop, cls, step in _rows(schema, self.schema_p):
+            rows = delta.of(prop)
+            if rows is None:
+                continue
+            x, st = (delta.o[rows], delta.step[rows]) if self.by_object else (delta.s[rows], delta.step[rows])
+            if self.by_object:
+                keep = (x & KIND_MASK) != LITERAL
+                x, st = x[keep], st[keep]
+            if len(x):
+                yield x, np.full(len(x), TYPE, np.uint32), np.full(len(x), cls, np.uint32), 1 + np.maximum(st, step)
+
 
 RULES: tuple[Rule, ...] = (
     Transitive("R1", SPO, "spo"),
@@ -275,6 +324,36 @@ def forward_instances(t: Triple, view: View) -> Iterator[Instance]:
 def backward_instances(h: Triple, view: View) -> Iterator[tuple[Triple, Triple]]:
     for rule in RULES:
         yield from rule.backward(h, view)
+
+
+def forward_data_instances(delta: "Delta", schema: SchemaColumns) -> Heads | None:
+    """forward_data over all rules, concatenated (None if there are no instances)."""
+    parts = [h for rule in RULES for h in rule.forward_data(delta, schema) if len(h[0])]
+    if not parts:
+        return None
+    return tuple(np.concatenate([h[i] for h in parts]) for i in range(4))  # type: ignore[return-value]
+
+
+class Delta:
+    """Data triples as columns (s, p, o uint32; step), grouped by predicate."""
+
+    def __init__(self, s: np.ndarray, p: np.ndarray, o: np.ndarray, step: np.ndarray):
+        order = np.argsort(p, kind="stable")
+        self.s, self.p, self.o, self.step = s[order], p[order], o[order], step[order]
+        bounds = (np.flatnonzero(np.diff(self.p)) + 1).tolist()
+        starts, ends = [0] + bounds, bounds + [len(self.p)]
+        self._rows = {int(self.p[i]): slice(i, j) for i, j in zip(starts, ends) if j > i}
+
+    def of(self, p: int) -> slice | None:
+        """The rows with predicate p."""
+        return self._rows.get(p)
+
+
+def _rows(schema: SchemaColumns, p: int) -> Iterator[tuple[int, int, int]]:
+    cols = schema.get(p)
+    if cols is None:
+        return iter(())
+    return zip(cols[0].tolist(), cols[1].tolist(), cols[2].tolist())
 
 
 # --- vectorised helpers used by apply() --------------------------------------

@@ -227,6 +227,38 @@ class Txn:
             p, o, r = unpack_spo_value(v)
             yield s, p, o, r
 
+    def records_array(self, s: np.ndarray, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """The records of many triples at once, as a structured array.
+
+        Fields ``found`` (bool), ``explicit`` (bool), ``count`` and ``step``,
+        one row per input triple, in input order.  Reads every SPO entry of
+        the distinct subjects in one call (MDB_GET_MULTIPLE), so it pays when
+        the triples cover a good part of their subjects' entries.
+        """
+        n = len(s)
+        out = np.zeros(n, dtype=[("found", bool), ("explicit", bool), ("count", np.int64), ("step", np.int32)])
+        if n == 0:
+            return out
+        subjects = np.unique(s)
+        buf = self.cursor("spo").getmulti([_ID.pack(x) for x in subjects.tolist()], dupdata=True,
+                                          dupfixed_bytes=SPO_VALUE_BYTES, keyfixed=True)
+        got = np.frombuffer(buf, dtype=[("s", ">u4")] + [(f, SPO_VALUE_DTYPE[f]) for f in SPO_VALUE_DTYPE.names])
+        if len(got) == 0:
+            return out
+        key_dt = np.dtype([("s", ">u4"), ("p", ">u4"), ("o", ">u4")])
+        have = np.empty(len(got), dtype=key_dt)  # sorted: subjects ascending, entries in (p, o) order
+        have["s"], have["p"], have["o"] = got["s"], got["p"], got["o"]
+        want = np.empty(n, dtype=key_dt)
+        want["s"], want["p"], want["o"] = s, p, o
+        pos = np.minimum(np.searchsorted(have, want), len(have) - 1)
+        found = have[pos] == want
+        out["found"] = found
+        hit = got[pos[found]]
+        out["explicit"][found] = hit["explicit"] != 0
+        out["count"][found] = hit["count"]
+        out["step"][found] = hit["step"]
+        return out
+
     def key_count(self, index: str, key: int) -> int:
         """How many entries an index holds under one key (O(1) in LMDB)."""
         c = self.cursor(index)
@@ -321,21 +353,65 @@ class Txn:
     def delete_many(self, triples: Iterable[Triple]) -> None:
         """Remove many stored triples: one index at a time, in key order.
 
-        The same work as ``delete`` per triple, but consecutive deletions
-        land on the same pages, which matters when thousands are removed.
+        The same effect as ``delete`` per triple (a triple that is not stored
+        raises ``KeyError``), but consecutive deletions land on the same
+        pages, and a key all of whose entries go (a subject or an object that
+        disappears with the update, the common case when a large part of the
+        data is removed) is deleted with one call.
         """
-        triples = sorted(triples)
-        c = self.cursor("spo")
-        for s, p, o in triples:  # already in SPO order
-            old = self._take_spo(s, p, o)
-            self._delta_explicit -= old.explicit
-        self._delta_triples -= len(triples)
-        for name in ("sop", "pso", "pos", "osp", "ops"):
-            a, b, cc = PERMUTATIONS[name]
-            db = self.dbs[name]
-            delete = self.txn.delete
-            for t in sorted((t[a], t[b], t[cc]) for t in triples):
-                delete(_ID.pack(t[0]), _PAIR.pack(t[1], t[2]), db=db)
+        arr = np.asarray(triples if isinstance(triples, np.ndarray) else list(triples), dtype=np.uint32)
+        arr = arr.reshape(-1, 3)
+        if len(arr) == 0:
+            return
+        for name, perm in PERMUTATIONS.items():
+            cols = arr[:, list(perm)]
+            rows = cols[np.lexsort((cols[:, 2], cols[:, 1], cols[:, 0]))]
+            if name == "spo":
+                dup = np.flatnonzero((rows[1:] == rows[:-1]).all(axis=1))
+                if len(dup):
+                    raise KeyError(f"triple {tuple(int(x) for x in rows[dup[0]])} is not stored")
+            self._delete_sorted(name, rows)
+        self._delta_triples -= len(arr)
+
+    def _delete_sorted(self, name: str, rows: np.ndarray) -> None:
+        """Delete the entries ``rows`` (sorted (n, 3) ids in this index's order)."""
+        buf = rows.astype(">u4").tobytes()
+        bounds = np.flatnonzero(np.diff(rows[:, 0])) + 1
+        starts = [0] + bounds.tolist()
+        ends = bounds.tolist() + [len(rows)]
+        c = self.cursor(name)
+        db = self.dbs[name]
+        delete = self.txn.delete
+        whole: list[tuple[int, int]] = []
+        for i, j in zip(starts, ends):
+            k = buf[12 * i:12 * i + 4]
+            if c.set_key(k) and c.count() == j - i:
+                whole.append((i, j))
+                continue
+            if name != "spo":
+                for r in range(i, j):
+                    delete(k, buf[12 * r + 4:12 * r + 12], db=db)
+                continue
+            for r in range(i, j):
+                pair = buf[12 * r + 4:12 * r + 12]
+                if not c.set_range_dup(k, pair) or c.value()[:PAIR_BYTES] != pair:
+                    raise KeyError(f"triple {tuple(int(x) for x in rows[r])} is not stored")
+                self._delta_explicit -= c.value()[PAIR_BYTES]
+                c.delete()
+        if not whole:
+            return
+        if name == "spo":  # the keys' entries must be exactly these triples; their records give the explicit count
+            keys = [buf[12 * i:12 * i + 4] for i, _ in whole]
+            got = np.frombuffer(c.getmulti(keys, dupdata=True, dupfixed_bytes=SPO_VALUE_BYTES, keyfixed=True),
+                                dtype=np.dtype([("s", ">u4"), ("p", ">u4"), ("o", ">u4"), ("e", "u1"),
+                                                ("r", "V%d" % (SPO_VALUE_BYTES - PAIR_BYTES - 1))]))
+            want = np.concatenate([rows[i:j] for i, j in whole])
+            same = (got["s"] == want[:, 0]) & (got["p"] == want[:, 1]) & (got["o"] == want[:, 2])
+            if not same.all():
+                raise KeyError(f"triple {tuple(int(x) for x in want[np.argmin(same)])} is not stored")
+            self._delta_explicit -= int(got["e"].sum())
+        for i, _ in whole:
+            delete(buf[12 * i:12 * i + 4], db=db)
 
     # --- namespaces (used by the rdflib plugin and the REPL) ---------------
     # LMDB keys cannot be empty: the default prefix "" is stored as "\x00".

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import shutil
 import tempfile
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from reference import DOM, RNG, SCO, SPO, TYPE, annotated_lines, closure
 from trine import Store
+from trine.reasoning import maintenance
 from trine.store.terms import to_rdflib
 
 NODES = ["<http://x/a>", "<http://x/b>", "<http://x/c>", "_:n1"]
@@ -41,8 +43,14 @@ def fresh_dump(E, algorithm_unused=None) -> list[str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.booleans(), st.lists(triples, min_size=1, max_size=6)), min_size=1, max_size=6),
-       st.sampled_from(["counting", "dred"]), st.randoms(use_true_random=False))
+       st.sampled_from(["counting", "counting-batched", "dred"]), st.randoms(use_true_random=False))
 def test_updates_match_reference(batches, algorithm, rnd):
+    # counting-batched: the batched counting pass for every deletion it applies to
+    with mock.patch.object(maintenance, "BATCH_MIN", 1 if algorithm == "counting-batched" else maintenance.BATCH_MIN):
+        _updates_match_reference(batches, algorithm.split("-")[0], rnd)
+
+
+def _updates_match_reference(batches, algorithm, rnd):
     d = tempfile.mkdtemp(prefix="trine-prop-")
     try:
         E: set = set()
@@ -64,6 +72,38 @@ def test_updates_match_reference(batches, algorithm, rnd):
                 got = store.dump_lines(annotate=True)
                 assert got == expected
             assert store.check(deep=True).ok
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# A fixed schema (cycles and meta-use included: rdf:type as a sub-property, domain
+# or range of rdfs:subClassOf) and data removed in batches: the batched counting pass.
+schema_triples = st.tuples(st.sampled_from(NODES[:3] + PROPS + [TYPE, SCO]), st.sampled_from([SPO, SCO, DOM, RNG]),
+                           st.sampled_from(NODES[:3] + PROPS + [TYPE]))
+data_triples = st.tuples(st.sampled_from(NODES + PROPS), st.sampled_from(PROPS + [TYPE]),
+                         st.sampled_from(NODES + PROPS + LITERALS))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(schema_triples, max_size=8), st.lists(data_triples, min_size=1, max_size=14),
+       st.lists(st.tuples(st.booleans(), st.lists(data_triples, max_size=5)), min_size=1, max_size=5),
+       st.randoms(use_true_random=False))
+def test_batched_data_deletion_matches_reference(schema, data, updates, rnd):
+    d = tempfile.mkdtemp(prefix="trine-batch-")
+    try:
+        E = set(schema) | set(data)
+        with mock.patch.object(maintenance, "BATCH_MIN", 1), Store.open(d) as store:
+            store.add(rdf(sorted(E)))
+            for is_add, batch in updates:
+                if is_add:
+                    store.add(rdf(batch))
+                    E |= set(batch)
+                    continue
+                current = sorted(t for t in E if t[1] not in (SPO, SCO, DOM, RNG))
+                batch = batch + rnd.sample(current, rnd.randint(0, len(current)))
+                store.remove(rdf(batch))
+                E -= set(batch)
+                assert store.dump_lines(annotate=True) == annotated_lines(closure(E))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
