@@ -46,6 +46,7 @@ from trine.store.vocab import SPO
 from .rules import SCHEMA_PREDICATES, Delta, Triple, backward_instances, forward_data_instances, forward_instances
 
 INF = 1 << 30
+SCHEMA_SET = frozenset(SCHEMA_PREDICATES)
 ALGORITHMS = ("counting", "dred")
 # Deletions of at least this many explicit triples start with the batched
 # counting pass (when the schema cannot change); below, per-triple work is cheaper.
@@ -78,26 +79,48 @@ class UpdateReport:
 
 
 class SchemaCache:
-    """The schema triples (spo, sco, dom, range) of the store, in memory, both ways."""
+    """The schema triples (spo, sco, dom, range) of the store, in memory, both ways.
+
+    Filled lazily, one (subject, predicate) or (predicate, object) at a time, as
+    rules ask: a mirror of the transaction, so an update that touches a few
+    schema entries reads only those.  ``add`` and ``remove`` follow the
+    transaction's writes into whatever is loaded.
+    """
 
     def __init__(self, txn: Txn):
-        self.fwd: dict[int, dict[int, set[int]]] = {}
-        self.bwd: dict[int, dict[int, set[int]]] = {}
-        for p in SCHEMA_PREDICATES:
-            f: dict[int, set[int]] = {}
-            b: dict[int, set[int]] = {}
-            self.fwd[p], self.bwd[p] = f, b
-            for s, _, o in txn.scan(None, p, None):
-                f.setdefault(s, set()).add(o)
-                b.setdefault(o, set()).add(s)
+        self.txn = txn
+        self.fwd: dict[int, dict[int, set[int]]] = {p: {} for p in SCHEMA_PREDICATES}
+        self.bwd: dict[int, dict[int, set[int]]] = {p: {} for p in SCHEMA_PREDICATES}
+
+    def objects(self, s: int, p: int) -> set[int]:
+        f = self.fwd[p]
+        got = f.get(s)
+        if got is None:
+            got = f[s] = {t[2] for t in self.txn.scan(s, p, None)}
+        return got
+
+    def subjects(self, p: int, o: int) -> set[int]:
+        b = self.bwd[p]
+        got = b.get(o)
+        if got is None:
+            got = b[o] = {t[0] for t in self.txn.scan(None, p, o)}
+        return got
 
     def add(self, s: int, p: int, o: int) -> None:
-        self.fwd[p].setdefault(s, set()).add(o)
-        self.bwd[p].setdefault(o, set()).add(s)
+        got = self.fwd[p].get(s)
+        if got is not None:
+            got.add(o)
+        got = self.bwd[p].get(o)
+        if got is not None:
+            got.add(s)
 
     def remove(self, s: int, p: int, o: int) -> None:
-        self.fwd[p][s].discard(o)
-        self.bwd[p][o].discard(s)
+        got = self.fwd[p].get(s)
+        if got is not None:
+            got.discard(o)
+        got = self.bwd[p].get(o)
+        if got is not None:
+            got.discard(s)
 
 
 class Maintainer:
@@ -122,29 +145,23 @@ class Maintainer:
 
     def contains(self, t: Triple) -> bool:
         s, p, o = t
-        f = self.schema.fwd.get(p)
-        if f is not None:
-            objs = f.get(s)
-            return objs is not None and o in objs
+        if p in SCHEMA_SET:
+            return o in self.schema.objects(s, p)
         return self.record(t) is not None
 
     def objects(self, s: int, p: int) -> Iterator[int]:
-        f = self.schema.fwd.get(p)
-        if f is not None:
-            return iter(tuple(f.get(s, ())))
+        if p in SCHEMA_SET:
+            return iter(tuple(self.schema.objects(s, p)))
         return (t[2] for t in self.txn.scan(s, p, None))
 
     def subjects(self, p: int, o: int) -> Iterator[int]:
-        b = self.schema.bwd.get(p)
-        if b is not None:
-            return iter(tuple(b.get(o, ())))
+        if p in SCHEMA_SET:
+            return iter(tuple(self.schema.subjects(p, o)))
         return (t[0] for t in self.txn.scan(None, p, o))
 
     def pairs(self, p: int) -> Iterator[tuple[int, int]]:
-        f = self.schema.fwd.get(p)
-        if f is not None:
-            return iter([(s, o) for s, objs in f.items() for o in objs])
-        return ((t[0], t[2]) for t in list(self.txn.scan(None, p, None)))
+        a = self.txn.match_array(None, p, None)  # read at once: callers may write while iterating
+        return zip(a[:, 0].tolist(), a[:, 2].tolist())
 
     def _forward(self, t: Triple) -> list:
         """forward_instances(t), memoised: deletion reads an unchanging store
@@ -165,19 +182,19 @@ class Maintainer:
         # the stored placeholder is overwritten by _write_back.
         self.txn.insert(*t, rec._replace(step=min(rec.step, MAX_STEP)))
         self.records[t] = rec
-        if t[1] in self.schema.fwd:
+        if t[1] in SCHEMA_SET:
             self.schema.add(*t)
 
     def _drop_all(self, triples: list[Triple]) -> None:
         self.txn.delete_many(triples)
         for t in triples:
             self.records.pop(t, None)
-            if t[1] in self.schema.fwd:
+            if t[1] in SCHEMA_SET:
                 self.schema.remove(*t)
 
     def _write_back(self, changed: Iterable[Triple]) -> None:
-        for t in changed:
-            self.txn.set_record(*t, self.records[t])
+        records = self.records
+        self.txn.set_records((t, records[t]) for t in changed)
 
     # --- insertion --------------------------------------------------------
     def insert(self, triples: Iterable[Triple]) -> UpdateReport:
@@ -348,11 +365,9 @@ class Maintainer:
         """Whether no triple with a schema predicate can be removed by this deletion:
         none is a target and none is derivable from other triples than schema ones
         (no (Q spo S) with S a schema predicate and Q not)."""
-        schema = self.schema.fwd
-        if any(t[1] in schema for t in targets):
+        if any(t[1] in SCHEMA_SET for t in targets):
             return False
-        sub = self.schema.bwd[SPO]
-        return all(q in schema for sp in SCHEMA_PREDICATES for q in sub.get(sp, ()))
+        return all(q in SCHEMA_SET for sp in SCHEMA_PREDICATES for q in self.schema.subjects(SPO, sp))
 
     def _count_out(self, targets: list[Triple]) -> tuple[set[Triple], dict[Triple, int], list[tuple[int, Triple]]]:
         """Counting's part of a deletion that leaves the schema as it is, batched.
@@ -371,9 +386,9 @@ class Maintainer:
         """
         schema = {}
         for p in SCHEMA_PREDICATES:
-            rows = [(s, o, self.step((s, p, o))) for s, objs in self.schema.fwd[p].items() for o in objs]
-            cols = np.array(rows, dtype=np.int64).reshape(-1, 3)
-            schema[p] = (cols[:, 0].astype(np.uint32), cols[:, 1].astype(np.uint32), cols[:, 2])
+            a = self.txn.match_array(None, p, None)
+            steps = np.array([self.step(t) for t in map(tuple, a.tolist())], dtype=np.int64)
+            schema[p] = (a[:, 0], a[:, 2], steps)
         records = self.records
         frontier = [t for t in targets if records[t].count == 0]
         steps = [0] * len(frontier)

@@ -1,4 +1,4 @@
-"""Txn.delete_many (the physical removal phase of deletion) against per-triple Txn.delete."""
+"""Txn.delete_many and Txn.set_records (deletion's batched writes) against their per-triple forms."""
 
 from __future__ import annotations
 
@@ -58,3 +58,22 @@ def test_delete_many_rejects_absent_and_repeated(tmp_path):
             assert snapshot(db) == before
     finally:
         db.close()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored, st.data())
+def test_set_records_equals_one_by_one(tmp_path_factory, triples, data):
+    keys = sorted(triples)
+    new = data.draw(st.dictionaries(st.sampled_from(keys), st.tuples(st.booleans(), st.integers(1, 9), st.integers(0, 9))))
+    items = [(t, Record(*r)) for t, r in new.items()]
+    d = tmp_path_factory.mktemp("sr")
+    a, b = build(d / "a", triples), build(d / "b", triples)
+    try:
+        a.write(lambda txn: txn.set_records(items))
+        b.write(lambda txn: [txn.set_record(*t, r) for t, r in items])
+        assert snapshot(a) == snapshot(b)
+        with pytest.raises(KeyError):
+            a.write(lambda txn: txn.set_records([((100, 100, 100), Record(True, 1, 0))]))
+    finally:
+        a.close()
+        b.close()
