@@ -77,11 +77,7 @@ def unique_rows(ids: np.ndarray) -> np.ndarray:
     """The distinct rows of an (n, 3) uint32 array, sorted by s, p, o."""
     if len(ids) == 0:
         return ids.reshape(-1, 3)
-    packed = np.empty(len(ids), dtype=[("s", ">u4"), ("p", ">u4"), ("o", ">u4")])
-    packed["s"], packed["p"], packed["o"] = ids[:, 0], ids[:, 1], ids[:, 2]
-    u = np.unique(packed.view("V12"))
-    u = u.view(packed.dtype)
-    return np.column_stack((u["s"], u["p"], u["o"])).astype(np.uint32)
+    return np.column_stack(sort_triples(ids[:, 0], ids[:, 1], ids[:, 2], unique=True)).astype(np.uint32)
 
 
 # Below this many (estimated uncompressed) input bytes, starting worker
@@ -309,6 +305,52 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
     return written
 
 
+def _packed(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """(a, b, c) packed into one uint64 per row, ordered like the triple,
+    with the bit widths of b and c; None when the ids need more than 64 bits
+    together (predicates are early, small ids, so big stores usually fit)."""
+    if len(a) == 0:
+        return None
+    wa, wb, wc = (int(x.max()).bit_length() for x in (a, b, c))
+    if wa + wb + wc > 64:
+        return None
+    u = np.uint64
+    key = (a.astype(u) << u(wb + wc)) | (b.astype(u) << u(wc)) | c.astype(u)
+    return key, wb, wc
+
+
+def sort_order(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The permutation that sorts rows by (a, b, c)."""
+    packed = _packed(a, b, c)
+    if packed is None:
+        return np.lexsort((c, b, a))
+    return np.argsort(packed[0])  # keys are distinct, so stability does not matter
+
+
+def sort_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                 unique: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns sorted by (a, b, c) (and without repeated rows if
+    ``unique``): one sort of packed keys, three times faster than
+    ``lexsort`` and a gather."""
+    packed = _packed(a, b, c)
+    if packed is None:
+        if unique:
+            rows = np.empty(len(a), dtype=[("a", ">u4"), ("b", ">u4"), ("c", ">u4")])
+            rows["a"], rows["b"], rows["c"] = a, b, c
+            u = np.unique(rows.view("V12")).view(rows.dtype)  # big-endian bytes sort like the numbers
+            return u["a"].astype(np.uint32), u["b"].astype(np.uint32), u["c"].astype(np.uint32)
+        order = np.lexsort((c, b, a))
+        return a[order], b[order], c[order]
+    key, wb, wc = packed
+    key.sort()
+    if unique and len(key) > 1:
+        # Not np.unique: numpy 2.4's is 20x slower than sorting on uint64.
+        key = key[np.r_[True, key[1:] != key[:-1]]]
+    u = np.uint64
+    return ((key >> u(wb + wc)).astype(np.uint32), ((key >> u(wc)) & u((1 << wb) - 1)).astype(np.uint32),
+            (key & u((1 << wc) - 1)).astype(np.uint32))
+
+
 def build_environment(path: Path, terms: list[tuple[int, str]], cols: TripleColumns, next_serial: int,
                       namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
                       on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
@@ -323,11 +365,12 @@ def build_environment(path: Path, terms: list[tuple[int, str]], cols: TripleColu
 
     def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
         a, b, c = (spo[i] for i in PERMUTATIONS[name])
-        order = np.lexsort((c, b, a))
-        chunk = {"a": a[order], "b": b[order], "c": c[order]}
-        if name == "spo":
-            chunk.update(explicit=cols.explicit[order], count=cols.count[order], step=cols.step[order])
-        yield chunk
+        if name != "spo":
+            yield dict(zip("abc", sort_triples(a, b, c)))
+            return
+        order = sort_order(a, b, c)
+        yield {"a": a[order], "b": b[order], "c": c[order],
+               "explicit": cols.explicit[order], "count": cols.count[order], "step": cols.step[order]}
 
     est = 64 * len(cols) + 3 * sum(len(t) + 24 for _, t in terms) + (64 << 20)
     return build_environment_from_runs(path, dictionary, runs, next_serial, len(cols), max(1 << 30, 2 * est),

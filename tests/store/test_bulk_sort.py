@@ -1,0 +1,39 @@
+"""Sorting id columns for the index runs: packed keys must give lexsort's order."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trine.store.bulk import sort_order, sort_triples, unique_rows
+
+ids = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+def columns(rows):
+    arr = np.array(sorted(set(rows)), dtype=np.uint32).reshape(-1, 3)
+    rng = np.random.default_rng(len(arr))
+    arr = arr[rng.permutation(len(arr))]
+    return arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy()
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**21), st.integers(0, 300), st.integers(0, 2**21)), max_size=200)
+       | st.lists(st.tuples(ids, ids, ids), max_size=200))
+def test_packed_sort_matches_lexsort(rows):
+    a, b, c = columns(rows)
+    expected = np.lexsort((c, b, a))
+    got = sort_triples(a, b, c)
+    for col, want in zip(got, (a, b, c)):
+        assert np.array_equal(col, want[expected])
+    order = sort_order(a, b, c)
+    assert np.array_equal(order, expected)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**21), st.integers(0, 300), st.integers(0, 2**21)), max_size=200)
+       | st.lists(st.tuples(ids, ids, ids), max_size=200))
+def test_unique_rows_are_the_sorted_distinct_rows(rows):
+    arr = np.array(rows + rows[: len(rows) // 2], dtype=np.uint32).reshape(-1, 3)
+    got = unique_rows(arr)
+    assert got.dtype == np.uint32
+    assert [tuple(r) for r in got.tolist()] == sorted(set(rows))
