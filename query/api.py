@@ -10,6 +10,15 @@
 ``explain_query(store, text, analyze=True) -> str``
     The plan tree with estimated rows per operator and, with ``analyze``, the
     actual rows after running the query to completion.
+
+``bgp_query(patterns, projection, distinct) -> Query`` and
+``prepare(txn, query, ...) -> (plan, executor)``
+    The entry point for callers that hold their own transaction (the rdflib
+    plugin, trine/rdflib_sparql.py): a basic graph pattern given as triples of
+    rdflib terms and :class:`Var` s becomes a (cached, so plan-cacheable)
+    ``Query``; ``prepare`` plans it inside the caller's transaction and
+    returns the executor whose ``solutions(plan)`` yields id batches;
+    :func:`decode_rows` turns those into rows of rdflib terms.
 """
 
 from __future__ import annotations
@@ -19,18 +28,21 @@ import threading
 import time
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from rdflib import Literal, URIRef
 from rdflib.term import Identifier
 
-from .algebra import Query
+from trine.store.txn import Txn
+
+from .algebra import Group, Query, TriplePattern, Var
 from .executor import Batch, Executor, no_gc
 from .parser import DEFAULT_PREFIXES, parse
 from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render
 
-__all__ = ["QueryResult", "run_query", "explain_query", "parse_cached", "clear_caches"]
+__all__ = ["QueryResult", "run_query", "explain_query", "parse_cached", "clear_caches",
+           "bgp_query", "prepare", "decode_rows", "snapshot_id"]
 
 XSD_INTEGER = URIRef("http://www.w3.org/2001/XMLSchema#integer")
 
@@ -202,10 +214,9 @@ _TERMS: dict[tuple, dict] = {}
 _ENV_KEYS: dict[int, tuple] = {}
 
 
-def _env_key(store) -> tuple | None:
-    """Identity of the store's current LMDB environment (path and inode)."""
+def _env_key(env) -> tuple | None:
+    """Identity of an LMDB environment (path and inode)."""
     try:
-        env = store.db.env
         hit = _ENV_KEYS.get(id(env))
         if hit is not None and hit[0] is env:
             return hit[1]
@@ -222,11 +233,18 @@ def _env_key(store) -> tuple | None:
         return None
 
 
-def _snapshot_id(store, txn) -> tuple | None:
-    env = _env_key(store)
-    if env is None:
+def snapshot_id(env, txn: Txn) -> tuple | None:
+    """Identity of a committed store state (environment + LMDB transaction id)
+    for the plan and statistics caches.  Only for read transactions: a write
+    transaction changes the store under one id."""
+    key = _env_key(env)
+    if key is None:
         return None
-    return (env, txn.txn.id())
+    return (key, txn.txn.id())
+
+
+def _snapshot_id(store, txn: Txn) -> tuple | None:
+    return snapshot_id(store.db.env, txn)
 
 
 _TERMS_MAX = 500_000   # decoded terms kept per environment
@@ -276,12 +294,15 @@ def clear_caches() -> None:
     with _CACHE_LOCK:
         _PLANS.clear()
         _TERMS.clear()
+        _BGP_QUERIES.clear()
     with planner._STATS_LOCK:
         planner._STATS.clear()
 
 
-def _decode_rows(ex: Executor, batches: Iterator[Batch], names: list) -> Iterator[list[tuple]]:
-    """Lists of rows (tuples of rdflib terms), one list per batch."""
+def decode_rows(ex: Executor, batches: Iterator[Batch], names: Sequence[Var]) -> Iterator[list[tuple]]:
+    """Lists of rows (tuples of rdflib terms, ``None`` for unbound), one list
+    per batch of ``ex.solutions(plan)``; each batch's ids are decoded in one
+    dictionary read."""
     for b in batches:
         if not b.n:
             continue
@@ -324,12 +345,8 @@ def run_query(store, text: str | Query, explicit_only: bool = False,
 
     try:
         snapshot = _snapshot_id(store, txn)
-        ex = Executor(txn, explicit_only=explicit_only, streaming=_is_streaming(query),
-                      terms=_shared_terms(snapshot))
-        plan = _cached_plan(query, snapshot, explicit_only)
-        if plan is None:
-            plan = plan_query(query, txn, snapshot, explicit_only, fetcher=ex.fetch)
-            _remember_plan(query, snapshot, explicit_only, plan)
+        plan, ex = prepare(txn, query, explicit_only=explicit_only, snapshot=snapshot,
+                           terms=_shared_terms(snapshot))
         vars_ = query.result_variables()
         names = [v.name for v in vars_]
         if isinstance(plan, Ask):
@@ -340,11 +357,60 @@ def run_query(store, text: str | Query, explicit_only: bool = False,
             rows = _aggregate_rows(ex, plan, query)
             closer()
             return QueryResult(query, names, iter([rows]), plan=plan)
-        rows_it = _decode_rows(ex, ex.solutions(plan), vars_)
+        rows_it = decode_rows(ex, ex.solutions(plan), vars_)
         return QueryResult(query, names, rows_it, plan=plan, closer=closer)
     except BaseException:
         closer()
         raise
+
+
+def prepare(txn: Txn, query: Query, *, explicit_only: bool = False, snapshot: tuple | None = None,
+            terms: dict | None = None) -> tuple[PlanNode, Executor]:
+    """The plan of a query (cached per ``snapshot``, see :func:`snapshot_id`)
+    and an executor for it, inside the caller's transaction ``txn``.
+
+    ``terms`` is a cache of decoded terms (id -> rdflib term) the caller
+    shares between queries; it must not outlive the ids (see ``_shared_terms``).
+    The executor's ``solutions(plan)`` / ``ask(plan)`` read ``txn`` lazily:
+    it must stay open until they are exhausted.
+    """
+    ex = Executor(txn, explicit_only=explicit_only, streaming=_is_streaming(query), terms=terms)
+    plan = _cached_plan(query, snapshot, explicit_only)
+    if plan is None:
+        plan = plan_query(query, txn, snapshot, explicit_only, fetcher=ex.fetch)
+        _remember_plan(query, snapshot, explicit_only, plan)
+    return plan, ex
+
+
+# Queries built by bgp_query, by value: the same BGP asked again is the same
+# object, so the plan cache (keyed by object identity) serves it.
+_BGP_QUERIES: OrderedDict = OrderedDict()
+_BGP_QUERIES_MAX = 1024
+
+
+def bgp_query(patterns: Iterable[tuple], projection: Sequence[Var], distinct: bool = False,
+              ask: bool = False) -> Query:
+    """The query ``SELECT [DISTINCT] projection WHERE { patterns }`` (or ``ASK``).
+
+    ``patterns`` are triples of rdflib constants (URIRef, Literal, BNode) and
+    :class:`Var` s (blank nodes of the pattern are ``Var(name, bnode=True)``);
+    ``projection`` may name any variables, also blank-node ones and ones the
+    patterns do not bind (those are unbound in every row).  Equal arguments
+    give the same object (a small cache), so :func:`prepare` reuses its plan.
+    """
+    key = (tuple(tuple(t) for t in patterns), tuple(projection), distinct, ask)
+    with _CACHE_LOCK:
+        q = _BGP_QUERIES.get(key)
+        if q is not None:
+            _BGP_QUERIES.move_to_end(key)
+            return q
+    q = Query(form="ASK" if ask else "SELECT", projection=None if ask else key[1], distinct=distinct,
+              where=Group(patterns=tuple(TriplePattern(*t) for t in key[0])))
+    with _CACHE_LOCK:
+        _BGP_QUERIES[key] = q
+        while len(_BGP_QUERIES) > _BGP_QUERIES_MAX:
+            _BGP_QUERIES.popitem(last=False)
+    return q
 
 
 def _aggregate_rows(ex: Executor, plan: PlanNode, query: Query) -> list[tuple]:

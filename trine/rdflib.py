@@ -38,10 +38,13 @@ Design (docs/rdflib.md has the long form):
   removed: asking to do so changes nothing and warns
   (:class:`DerivedTripleWarning`), as does a removal after which derived
   triples still match.
-* **SPARQL.**  rdflib's SPARQL engine runs unchanged; a custom evaluation
-  (``CUSTOM_EVALS["trine"]``) answers each basic graph pattern with a join on
-  ids inside the store (trine/rdflib_bgp.py).  ``TrineStore(accelerate=False)``
-  or ``trine.rdflib.ACCELERATE = False`` turns it off.
+* **SPARQL.**  rdflib's SPARQL engine runs unchanged, but basic graph
+  patterns are handed to trine's planner and executor (trine/query, joins on
+  ids): whole ``SELECT``/``ASK`` queries over one BGP through ``query()``
+  (which ``Graph.query`` tries first), and the BGPs inside any other query
+  through a custom evaluation (``CUSTOM_EVALS["trine"]``); the glue is
+  trine/rdflib_sparql.py.  ``TrineStore(accelerate=False)`` or
+  ``trine.rdflib.ACCELERATE = False`` turns both off.
 * **Literals** are kept exactly as given (the store's canonical N-Triples form,
   ``"a"`` and ``"a"^^xsd:string`` being one term).  rdflib itself normalises
   literal lexical forms when it builds them (``"01"^^xsd:integer`` becomes
@@ -65,12 +68,16 @@ from urllib.parse import parse_qsl
 
 import lmdb
 import numpy as np
-from rdflib import BNode, Literal, URIRef, Variable
+from rdflib import Literal, URIRef
 from rdflib.graph import ConjunctiveGraph, Graph
 from rdflib.plugins.sparql import CUSTOM_EVALS
 from rdflib.plugins.sparql.sparql import FrozenBindings, QueryContext
+from rdflib.query import Result
 from rdflib.store import NO_STORE, VALID_STORE, Store
 from rdflib.term import Identifier
+
+from trine.query import access
+from trine.query.api import prepare, snapshot_id
 
 from trine.reasoning import maintenance
 from trine.reasoning.materialise import materialise, to_columns
@@ -84,7 +91,7 @@ from trine.store.terms import (
 from trine.store.txn import Txn, term_hash
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
 
-from . import rdflib_bgp
+from . import rdflib_sparql
 
 __all__ = ["TrineStore", "DerivedTripleWarning", "ACCELERATE", "evaluate_bgp"]
 
@@ -542,7 +549,7 @@ class TrineStore(Store):
                 return
             arr = [(s, p, o)]
         else:
-            arr = rdflib_bgp.match_rows(txn, s, p, o, explicit_only).tolist()
+            arr = access.fetch(txn, s, p, o, explicit_only=explicit_only)[0].tolist()
         decode = self._decoder(txn)
         for a, b, c in arr:
             yield decode(a), decode(b), decode(c)
@@ -556,12 +563,20 @@ class TrineStore(Store):
         return iter(())
 
     # --- decoding --------------------------------------------------------------------
-    def _decoder(self, txn: Txn) -> Callable[[int], Identifier]:
+    def _term_cache(self) -> dict[int, Identifier]:
+        """Decoded terms (id -> rdflib term) of this store's environment.
+
+        Ids are never reused within an environment except after a rollback
+        (which clears the cache); a bulk load builds a new environment.
+        """
         env = self.database.env
         if env is not self._terms_env or len(self._terms) > TERM_CACHE_MAX:
             self._terms = {}
             self._terms_env = env
-        cache = self._terms
+        return self._terms
+
+    def _decoder(self, txn: Txn) -> Callable[[int], Identifier]:
+        cache = self._term_cache()
         term = txn.term
 
         def decode(tid: int) -> Identifier:
@@ -647,104 +662,39 @@ class TrineStore(Store):
                 u = uris[n] = URIRef(n)
             yield p, u
 
-    # --- SPARQL: whole-BGP evaluation ---------------------------------------------
-    def evaluate_bgp(self, ctx: QueryContext, patterns: list[tuple[Any, Any, Any]],
-                     project: list[Any] | None = None, distinct: bool = False) -> Iterator[FrozenBindings]:
-        """Solutions of a BGP (rdflib terms, Variables, BNodes) merged with ``ctx``'s bindings.
-
-        With ``project`` only those variables are kept (rdflib's ``Project``),
-        and with ``distinct`` as well, duplicates are dropped on ids.
-        """
-        base = dict(ctx.bindings.items()) if len(ctx.bindings) else {}
-        if project is not None:
-            keep = set(project)
-            base = {k: v for k, v in base.items() if k in keep}
+    # --- SPARQL: BGPs handed to trine.query (trine/rdflib_sparql.py) -------------------
+    @contextmanager
+    def prepared(self, query: Any) -> Iterator[tuple[Any, Any]]:
+        """``(plan, executor)`` of a trine.query ``Query`` in this store's current
+        transaction (the pending write transaction, after reasoning over the
+        buffer, or a fresh read snapshot), in the graph's view."""
         with self._reading() as txn:
-            slots = []
-            for pat in patterns:
-                row = []
-                for x in pat:
-                    if isinstance(x, (Variable, BNode)):
-                        v = ctx[x]
-                        if v is None:
-                            row.append((True, x))
-                            continue
-                        x = v
-                    c = _canon(x)
-                    tid = txn.term_id(c) if c is not None else None
-                    if tid is None:
-                        return iter(())
-                    row.append((False, tid))
-                slots.append(row)
-            table = rdflib_bgp.solve(txn, slots, explicit_only=not self.inferred)
-            if table.n == 0:
-                return iter(())
-            if project is not None:
-                rdflib_bgp.project(table, [v for v in project if v in table.cols], distinct)
-            columns = rdflib_bgp.decode_columns(table, self._decoder(txn))
-        return _bindings(ctx, base, columns, table.n)
+            # plans and statistics are cached per committed snapshot only: a
+            # pending write transaction changes under one LMDB transaction id
+            snapshot = None if self._w is not None else snapshot_id(self.database.env, txn)
+            yield prepare(txn, query, explicit_only=not self.inferred, snapshot=snapshot,
+                          terms=self._term_cache())
 
+    def evaluate_bgp(self, ctx: QueryContext, bgp: Any, project: list[Any] | None = None,
+                     distinct: bool = False) -> Iterator[FrozenBindings]:
+        """Solutions of an rdflib BGP merged with ``ctx``'s bindings; with
+        ``project`` (and ``distinct``) projected (and without duplicates)."""
+        return rdflib_sparql.bgp_solutions(self, ctx, bgp, project, distinct)
 
-class _Solution(FrozenBindings):
-    """rdflib's FrozenBindings with direct lookups of bound variables.
+    def query(self, query: Any, initNs: Mapping[str, Any], initBindings: Mapping[str, Any],  # noqa: N803
+              queryGraph: Any, **kwargs: Any) -> Result:
+        """A whole SELECT/ASK query over one BGP, answered by trine.query.
 
-    rdflib reads every solution through ``Mapping.get``/``__getitem__``
-    (isinstance checks, then the dict); this answers bound variables from
-    the dict first and defers to FrozenBindings for anything else.
-    """
-
-    def __getitem__(self, key: Any) -> Any:
-        try:
-            return self._d[key]
-        except KeyError:
-            return FrozenBindings.__getitem__(self, key)
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        try:
-            return self._d[key]
-        except KeyError:
-            pass
-        try:
-            return FrozenBindings.__getitem__(self, key)
-        except KeyError:
-            return default
-
-    def __contains__(self, key: Any) -> bool:
-        if key in self._d:
-            return True
-        try:
-            FrozenBindings.__getitem__(self, key)
-            return True
-        except KeyError:
-            return False
-
-    def items(self) -> Any:
-        return self._d.items()
-
-    def project(self, vars: Any) -> FrozenBindings:
-        return _Solution(self.ctx, [(k, v) for k, v in self._d.items() if k in vars])
-
-
-def _bindings(ctx: QueryContext, base: dict, columns: dict, n: int) -> Iterator[FrozenBindings]:
-    """One ``_Solution`` per row (built without the Python-level ``__init__`` chain)."""
-    names = list(columns)
-    cols = [columns[v] for v in names]
-    new = object.__new__
-    if not names:
-        for _ in range(n):
-            yield _Solution(ctx, base)
-        return
-    for vals in zip(*cols):
-        sol = new(_Solution)
-        if base:
-            d = dict(base)
-            d.update(zip(names, vals))
-            sol._d = d
-        else:
-            sol._d = dict(zip(names, vals))
-        sol._hash = None
-        sol.ctx = ctx
-        yield sol
+        ``Graph.query`` calls this first; NotImplementedError hands the query
+        back to rdflib's own evaluation (which still gives its BGPs to trine).
+        """
+        if not (ACCELERATE and self.accelerate) or self._db is None or initBindings \
+                or queryGraph == "__UNION__" or not set(kwargs) <= {"base", "DEBUG"}:
+            raise NotImplementedError
+        wq = rdflib_sparql.whole_query(query, initNs, kwargs.get("base"))
+        if wq is None:
+            raise NotImplementedError
+        return rdflib_sparql.run_whole_query(self, wq)
 
 
 def _abort(ltxn: lmdb.Transaction) -> None:
@@ -895,7 +845,7 @@ class _RemoveOp:
                 return res
             targets = [(s, p, o)]
         else:
-            targets = [tuple(r) for r in rdflib_bgp.match_rows(txn, s, p, o, explicit_only=True).tolist()]
+            targets = [tuple(r) for r in access.fetch(txn, s, p, o, explicit_only=True)[0].tolist()]
         if targets:
             maintenance.delete(txn, targets)
         res.removed = len(targets)
@@ -939,48 +889,24 @@ def _show(triple: tuple) -> str:
 # --- the SPARQL hook ------------------------------------------------------------------
 
 def evaluate_bgp(ctx: QueryContext, part: Any) -> Any:
-    """rdflib custom evaluation: BGPs over a TrineStore graph are solved on ids.
+    """rdflib custom evaluation: BGPs over a TrineStore graph go to trine.query.
 
-    Handles ``BGP``, ``Project(BGP)`` and ``Distinct(Project(BGP))``
-    (projection and duplicate removal on ids).  Raises NotImplementedError
-    (so rdflib evaluates the part itself) for anything else: other algebra
-    parts, graphs over other stores, a disabled acceleration, and BGPs with
-    property paths or other non-term items.
+    Handles ``BGP``, ``Project(BGP)`` and ``Distinct(Project(BGP))``.  Raises
+    NotImplementedError (so rdflib evaluates the part itself) for anything
+    else: other algebra parts, graphs over other stores, a disabled
+    acceleration, and BGPs with property paths.
     """
     if not ACCELERATE:
-        raise NotImplementedError
-    name = part.name
-    project = None
-    distinct = False
-    bgp = part
-    if name == "Distinct":         # not Reduced: rdflib's keeps some duplicates, and answers must not change
-        inner = part.p
-        if getattr(inner, "name", None) != "Project":
-            raise NotImplementedError
-        distinct = True
-        part = inner
-        name = "Project"
-    if name == "Project":
-        bgp = part.p
-        if getattr(bgp, "name", None) != "BGP":
-            raise NotImplementedError
-        project = list(part.PV)
-    elif name != "BGP":
         raise NotImplementedError
     graph = ctx.graph
     store = getattr(graph, "store", None)
     if not isinstance(store, TrineStore) or not store.accelerate or store._db is None \
             or isinstance(graph, ConjunctiveGraph) or not isinstance(graph, Graph):
         raise NotImplementedError
-    triples = bgp.triples
-    for t in triples:
-        for x in t:
-            if not isinstance(x, (Variable, BNode, URIRef, Literal)):
-                raise NotImplementedError
-    if not triples:
-        sol = ctx.solution()
-        return iter([sol.project(project) if project is not None else sol])
-    return store.evaluate_bgp(ctx, triples, project, distinct)
+    found = rdflib_sparql.bgp_part(part)
+    if found is None:
+        raise NotImplementedError
+    return store.evaluate_bgp(ctx, *found)
 
 
 CUSTOM_EVALS["trine"] = evaluate_bgp

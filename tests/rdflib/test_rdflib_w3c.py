@@ -75,12 +75,12 @@ def runs(tmp_path_factory) -> Runs:
     rdflib.NORMALIZE_LITERALS = False
     r = Runs()
     store = TrineStore(tmp_path_factory.mktemp("w3c") / "db", inferred=False)
-    original = store.evaluate_bgp
+    original = store.prepared
 
-    def counting(ctx, patterns, *args):
+    def counting(*args):
         r.bgp_calls += 1
-        return original(ctx, patterns, *args)
-    store.evaluate_bgp = counting  # type: ignore[method-assign]
+        return original(*args)
+    store.prepared = counting  # type: ignore[method-assign]
     try:
         r.cases = W.load_cases(SPARQL_ROOT)
         for i, case in enumerate(r.cases):
