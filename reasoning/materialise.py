@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from trine.store.arrays import unique, unique_counts
 from trine.store.bulk import TripleColumns
 from trine.store.keys import MAX_STEP
 
@@ -68,7 +69,7 @@ class Closure(dict):
 
     def add_stage(self, p: int, heads: np.ndarray, n: int) -> int:
         """Count fired instance heads into relation p; returns how many triples are new."""
-        uniq, mult = np.unique(heads, return_counts=True)
+        uniq, mult = unique_counts(heads)
         rel = self.get(p)
         if rel is None:
             self[p] = Relation(uniq, np.full(len(uniq), n, np.int32), mult.astype(np.int64),
@@ -103,7 +104,7 @@ def closure_from_explicit(ids: np.ndarray) -> Closure:
     bounds = np.flatnonzero(np.diff(ps)) + 1
     for chunk in np.split(order, bounds):
         pred = int(p[chunk[0]])
-        keys = np.unique((ids[chunk, 0].astype(np.uint64) << SHIFT) | ids[chunk, 2].astype(np.uint64))
+        keys = unique((ids[chunk, 0].astype(np.uint64) << SHIFT) | ids[chunk, 2].astype(np.uint64))
         n = len(keys)
         c[pred] = Relation(keys, np.zeros(n, np.int32), np.ones(n, np.int64), np.ones(n, bool))
     return c

@@ -23,6 +23,7 @@ import lmdb
 import numpy as np
 
 from . import ntriples, ntriples_tasks
+from .arrays import first_of_runs
 from .database import _open_env, init_meta, open_databases
 from .keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, SPO_VALUE_DTYPE, make_id
 from .terms import kind_of
@@ -344,8 +345,7 @@ def sort_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray,
     key, wb, wc = packed
     key.sort()
     if unique and len(key) > 1:
-        # Not np.unique: numpy 2.4's is 20x slower than sorting on uint64.
-        key = key[np.r_[True, key[1:] != key[:-1]]]
+        key = key[first_of_runs(key)]
     u = np.uint64
     return ((key >> u(wb + wc)).astype(np.uint32), ((key >> u(wc)) & u((1 << wb) - 1)).astype(np.uint32),
             (key & u((1 << wc) - 1)).astype(np.uint32))

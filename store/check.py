@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import unique
 from .database import Database
 from .keys import PERMUTATIONS, SPO_VALUE_BYTES, SPO_VALUE_DTYPE
 from .txn import Txn, term_hash
@@ -100,7 +101,7 @@ def check_store(db: Database) -> CheckReport:
                     if len(rep.problems) < MAX_REPORTED:
                         rep.problem(f"dictionary: term {bytes(v)[:60]!r} (id {tid}) has no hash entry")
         rep.terms = len(known)
-        used = np.unique(spo) if len(spo) else np.zeros(0, np.uint32)
+        used = unique(spo) if len(spo) else np.zeros(0, np.uint32)
         missing = [int(x) for x in used if int(x) not in known]
         if missing:
             rep.problem(f"{len(missing)} ids used in triples do not decode, e.g. {missing[:5]}")

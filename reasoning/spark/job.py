@@ -40,6 +40,7 @@ import numpy as np
 
 from trine.reasoning.load import LoadReport
 from trine.reasoning.rules import RULESET_NAME
+from trine.store.arrays import unique
 from trine.store.bulk import build_environment_from_runs
 from trine.store.database import Database, StoreError
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
@@ -129,7 +130,7 @@ def _read_existing(db: Database, work: Path) -> _Existing:
             flush()
         hs = np.concatenate(all_h + [np.array([h for _, h, _, _, _ in _vocabulary()], np.int64)])
         ex.n_terms = len(hs)
-        ex.duplicate_hashes = len(np.unique(hs)) != len(hs)
+        ex.duplicate_hashes = len(unique(hs)) != len(hs)
         rows, rec = index_rows(t, "spo")
         rows = rows[rec["explicit"] == 1].astype(np.int64)
         ex.explicit = work / "old" / "explicit.parquet"

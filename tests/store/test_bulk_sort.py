@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trine.store import arrays
 from trine.store.bulk import sort_order, sort_triples, unique_rows
 
 ids = st.integers(min_value=0, max_value=2**32 - 1)
@@ -37,3 +38,13 @@ def test_unique_rows_are_the_sorted_distinct_rows(rows):
     got = unique_rows(arr)
     assert got.dtype == np.uint32
     assert [tuple(r) for r in got.tolist()] == sorted(set(rows))
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300), st.sampled_from([np.uint32, np.uint64, np.int64]))
+def test_sort_based_unique_matches_numpy(values, dtype):
+    info = np.iinfo(dtype)
+    a = np.array([v % (int(info.max) + 1) for v in values], dtype=np.uint64).astype(dtype)
+    assert np.array_equal(arrays.unique(a), np.unique(a))
+    got, counts = arrays.unique_counts(a)
+    want, want_counts = np.unique(a, return_counts=True)
+    assert np.array_equal(got, want) and np.array_equal(counts, want_counts)
