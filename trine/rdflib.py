@@ -202,6 +202,7 @@ class TrineStore(Store):
         self._ns_changes: dict[str, str | None] = {}   # uncommitted bindings (None = unbound)
         self._ns_cache: tuple[Any, dict[str, str]] | None = None
         self._ns_uris: dict[str, URIRef] = {}
+        self._ns_list: tuple[dict, tuple, list[tuple[str, URIRef]]] | None = None
         if configuration:
             self.open(configuration, create=not readonly)
 
@@ -655,12 +656,21 @@ class TrineStore(Store):
         return None
 
     def namespaces(self) -> Iterator[tuple[str, URIRef]]:
-        uris = self._ns_uris
-        for p, n in sorted(self._ns_table().items()):
-            u = uris.get(n)
-            if u is None:
-                u = uris[n] = URIRef(n)
-            yield p, u
+        # rdflib's Graph.query lists the namespaces on every call: the sorted
+        # list is kept until the committed table or the pending changes differ
+        stored = self._stored_namespaces()
+        changes = tuple(self._ns_changes.items())
+        hit = self._ns_list
+        if hit is None or hit[0] is not stored or hit[1] != changes:
+            uris = self._ns_uris
+            pairs = []
+            for p, n in sorted(self._ns_table().items()):
+                u = uris.get(n)
+                if u is None:
+                    u = uris[n] = URIRef(n)
+                pairs.append((p, u))
+            hit = self._ns_list = (stored, changes, pairs)
+        return iter(hit[2])
 
     # --- SPARQL: BGPs handed to trine.query (trine/rdflib_sparql.py) -------------------
     @contextmanager
