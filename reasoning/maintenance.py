@@ -93,34 +93,28 @@ class SchemaCache:
         self.bwd: dict[int, dict[int, set[int]]] = {p: {} for p in SCHEMA_PREDICATES}
 
     def objects(self, s: int, p: int) -> set[int]:
-        f = self.fwd[p]
-        got = f.get(s)
+        got = self.fwd[p].get(s)
         if got is None:
-            got = f[s] = {t[2] for t in self.txn.scan(s, p, None)}
+            got = self.fwd[p][s] = {t[2] for t in self.txn.scan(s, p, None)}
         return got
 
     def subjects(self, p: int, o: int) -> set[int]:
-        b = self.bwd[p]
-        got = b.get(o)
+        got = self.bwd[p].get(o)
         if got is None:
-            got = b[o] = {t[0] for t in self.txn.scan(None, p, o)}
+            got = self.bwd[p][o] = {t[0] for t in self.txn.scan(None, p, o)}
         return got
 
     def add(self, s: int, p: int, o: int) -> None:
-        got = self.fwd[p].get(s)
-        if got is not None:
-            got.add(o)
-        got = self.bwd[p].get(o)
-        if got is not None:
-            got.add(s)
+        self._edit(s, p, o, set.add)
 
     def remove(self, s: int, p: int, o: int) -> None:
-        got = self.fwd[p].get(s)
-        if got is not None:
-            got.discard(o)
-        got = self.bwd[p].get(o)
-        if got is not None:
-            got.discard(s)
+        self._edit(s, p, o, set.discard)
+
+    def _edit(self, s: int, p: int, o: int, op) -> None:
+        for table, key, value in ((self.fwd[p], s, o), (self.bwd[p], o, s)):
+            got = table.get(key)
+            if got is not None:  # not loaded: a later load reads the transaction
+                op(got, value)
 
 
 class Maintainer:
