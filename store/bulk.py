@@ -213,8 +213,6 @@ def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
 
 
 DictionaryChunks = Iterable[tuple[np.ndarray, list[bytes], "np.ndarray | None"]]
-
-
 Runs = Callable[[str], Iterable[dict[str, np.ndarray]]]
 
 
@@ -351,30 +349,50 @@ def sort_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray,
             (key & u((1 << wc) - 1)).astype(np.uint32))
 
 
+def permutation_runs(cols: TripleColumns, spo_sorted: bool = False, chunk_rows: int = 1 << 20) -> Runs:
+    """``runs(name)`` for ``build_environment_from_runs`` from in-memory
+    columns: every order is one sort of packed keys (``sort_triples``),
+    made when that index is appended, so at most one sorted copy is held.
+    (Sorting the next order in a helper thread while appending measured no
+    faster on two busy cores.)"""
+    if not spo_sorted:
+        order = sort_order(cols.s, cols.p, cols.o)
+        cols = TripleColumns(*(x[order] for x in (cols.s, cols.p, cols.o, cols.explicit, cols.count, cols.step)))
+    spo = (cols.s, cols.p, cols.o)
+
+    def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
+        if name == "spo":
+            yield from _slices(chunk_rows, a=cols.s, b=cols.p, c=cols.o, explicit=cols.explicit,
+                               count=cols.count, step=cols.step)
+            return
+        a, b, c = _sorted_permutation(spo, name)
+        yield from _slices(chunk_rows, a=a, b=b, c=c)
+
+    return runs
+
+
+def _sorted_permutation(spo: tuple[np.ndarray, ...], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return sort_triples(*(spo[i] for i in PERMUTATIONS[name]))
+
+
+def _slices(rows: int, **cols: np.ndarray) -> Iterator[dict[str, np.ndarray]]:
+    n = len(next(iter(cols.values())))
+    for i in range(0, n, rows):
+        yield {k: v[i:i + rows] for k, v in cols.items()}
+
+
 def build_environment(path: Path, terms: list[tuple[int, str]], cols: TripleColumns, next_serial: int,
                       namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
                       on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Write a complete store environment for in-memory columns into an
-    empty directory: each permutation is sorted in numpy and appended as
-    one run.  ``terms`` must include every id used by ``cols`` (the fixed
-    vocabulary is written anyway and may be omitted)."""
+    empty directory.  ``terms`` must include every id used by ``cols`` (the
+    fixed vocabulary is written anyway and may be omitted)."""
     fixed = set(FIXED_IDS.values())
     terms = sorted(t for t in terms if t[0] not in fixed)
     dictionary = [(np.array([t[0] for t in terms], np.int64), [t[1].encode("utf-8") for t in terms], None)]
-    spo = (cols.s, cols.p, cols.o)
-
-    def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
-        a, b, c = (spo[i] for i in PERMUTATIONS[name])
-        if name != "spo":
-            yield dict(zip("abc", sort_triples(a, b, c)))
-            return
-        order = sort_order(a, b, c)
-        yield {"a": a[order], "b": b[order], "c": c[order],
-               "explicit": cols.explicit[order], "count": cols.count[order], "step": cols.step[order]}
-
     est = 64 * len(cols) + 3 * sum(len(t) + 24 for _, t in terms) + (64 << 20)
-    return build_environment_from_runs(path, dictionary, runs, next_serial, len(cols), max(1 << 30, 2 * est),
-                                       namespaces, ruleset, on_stage)
+    return build_environment_from_runs(path, dictionary, permutation_runs(cols), next_serial, len(cols),
+                                       max(1 << 30, 2 * est), namespaces, ruleset, on_stage)
 
 
 def iter_dictionary(txn: lmdb.Transaction, dbs: dict) -> Iterator[tuple[int, str]]:

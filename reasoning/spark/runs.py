@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
+from trine.store.bulk import Runs, TripleColumns, permutation_runs
 from trine.store.keys import PERMUTATIONS
 
 _PART = re.compile(r"part-(\d+)")
@@ -101,50 +102,14 @@ def read_run(path: Path, columns: list[str] | None = None) -> Iterator[dict[str,
             yield {name: t.column(name).to_numpy() for name in t.column_names}
 
 
-def spo_orders(run: Path) -> Callable[[str], Iterable[dict[str, np.ndarray]]]:
+def spo_orders(run: Path) -> Runs:
     """``runs(name)`` for ``build_environment_from_runs`` from the SPO run
-    alone: it is read into memory once and every other order is one stable
-    sort of a 64-bit key (the first two ids), since SPO order already breaks
-    the ties in the third id's order.  The next order is sorted in a helper
-    thread (numpy releases the GIL) while the current one is appended."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    alone: it is read into memory once and every other order is sorted from
+    it in the driver (``trine.store.bulk.permutation_runs``)."""
     chunks = list(read_run(run))
     cols = {k: (np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64))
             for k in ("a", "b", "c", "explicit", "count", "step")}
     del chunks
-    s, p, o = (cols[k].astype(np.uint32) for k in ("a", "b", "c"))
-    spo = (s, p, o)
-    step = 1 << 20
-    names = [n for n in PERMUTATIONS if n != "spo"]
-
-    def order(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ia, ib, ic = PERMUTATIONS[name]
-        key = (spo[ia].astype(np.uint64) << np.uint64(32)) | spo[ib].astype(np.uint64)
-        idx = np.argsort(key, kind="stable")
-        del key
-        return spo[ia][idx], spo[ib][idx], spo[ic][idx]
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="trine-sort")
-    pending = {names[0]: pool.submit(order, names[0])}
-
-    def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
-        if name == "spo":
-            for i in range(0, len(s), step):
-                yield {"a": s[i:i + step], "b": p[i:i + step], "c": o[i:i + step],
-                       "explicit": cols["explicit"][i:i + step], "count": cols["count"][i:i + step],
-                       "step": cols["step"][i:i + step]}
-            return
-        fut = pending.pop(name, None) or pool.submit(order, name)
-        a, b, c = fut.result()
-        k = names.index(name)
-        if k + 1 < len(names) and names[k + 1] not in pending:
-            pending[names[k + 1]] = pool.submit(order, names[k + 1])
-        elif k + 1 == len(names):
-            pool.shutdown(wait=False)
-        for i in range(0, len(a), step):
-            yield {"a": a[i:i + step], "b": b[i:i + step], "c": c[i:i + step]}
-
-    return runs
-
-
+    return permutation_runs(TripleColumns(cols["a"].astype(np.uint32), cols["b"].astype(np.uint32),
+                                          cols["c"].astype(np.uint32), cols["explicit"], cols["count"],
+                                          cols["step"]), spo_sorted=True)
