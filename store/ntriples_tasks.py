@@ -196,6 +196,8 @@ def parse_task(task: int, file_idx: int, path: str, part: int, parts: int, skip_
                 if t is None:
                     continue
                 s, p, o = t
+                # Unrolled for s, p, o: this is the load's hottest loop, and a
+                # function call per term would cost more than the lookup.
                 ks = ids.get(s)
                 if ks is None:
                     ks = ids[s] = len(ids)
