@@ -11,8 +11,9 @@ What is measured, in one process and one run (``bench/results/rdflib.json``):
   trine's own dump of all its triples given to the other stores, so every
   store answers over the same closure:
 
-  - ``trine``: ``Graph(store=TrineStore(...))``, BGPs evaluated on ids
-    (``CUSTOM_EVALS['trine']``);
+  - ``trine``: ``Graph(store=TrineStore(...))``: the LUBM queries (SELECT
+    over one BGP) are answered whole by ``TrineStore.query`` with trine's
+    planner and executor (trine/rdflib_sparql.py);
   - ``trine-rdflib-bgp``: the same graph with ``accelerate=False`` (rdflib's
     own BGP evaluation over ``TrineStore.triples``);
   - ``oxrdflib``: ``Graph(store="Oxigraph")``; a query string goes to
