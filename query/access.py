@@ -25,6 +25,7 @@ import struct
 
 import numpy as np
 
+from trine.store import arrays
 from trine.store.keys import PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES
 from trine.store.txn import Txn
 
@@ -256,18 +257,18 @@ def explicit_mask(txn: Txn, rows: np.ndarray) -> np.ndarray:
     """
     if len(rows) == 0:
         return np.zeros(0, dtype=bool)
-    subjects = np.unique(rows[:, 0])
+    subjects = arrays.unique(rows[:, 0])
     table, flags = fetch_keys(txn, "spo", subjects, explicit=True)
     table = table[flags]
     if len(table) == 0:
         return np.zeros(len(rows), dtype=bool)
     po_rows = (rows[:, 1].astype(np.uint64) << np.uint64(32)) | rows[:, 2]
     po_tab = (table[:, 1].astype(np.uint64) << np.uint64(32)) | table[:, 2]
-    uniq, inv = np.unique(np.concatenate([po_rows, po_tab]), return_inverse=True)
+    uniq, inv = arrays.unique_inverse(np.concatenate([po_rows, po_tab]))
     del uniq
     r_rows, r_tab = inv[: len(rows)].astype(np.uint64), inv[len(rows):].astype(np.uint64)
     s_rows = np.searchsorted(subjects, rows[:, 0]).astype(np.uint64)
     s_tab = np.searchsorted(subjects, table[:, 0]).astype(np.uint64)
     k_rows = (s_rows << np.uint64(32)) | r_rows
     k_tab = (s_tab << np.uint64(32)) | r_tab
-    return np.isin(k_rows, k_tab)
+    return arrays.isin(k_rows, k_tab)

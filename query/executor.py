@@ -40,6 +40,7 @@ import numpy as np
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier
 
+from trine.store import arrays
 from trine.store.terms import from_rdflib, to_rdflib
 from trine.store.txn import Txn
 
@@ -182,7 +183,7 @@ class Dictionary:
         if len(ids) <= 256:
             missing = sorted({i for i in ids.tolist() if i not in terms})
         else:
-            missing = [i for i in np.unique(ids).tolist() if i not in terms]
+            missing = [i for i in arrays.unique(ids).tolist() if i not in terms]
         if missing:
             terms.update(zip(missing, map(_bytes_to_term, self._read(missing))))
         return terms
@@ -197,7 +198,7 @@ class Dictionary:
         return v
 
     def load_values(self, ids: np.ndarray) -> None:
-        uniq = np.unique(ids)
+        uniq = arrays.unique(ids)
         self.load_strings(uniq)
 
 
@@ -228,7 +229,7 @@ def _unique(col: np.ndarray) -> np.ndarray:
     """Sorted distinct ids (a Python set is quicker than numpy for a few)."""
     if len(col) <= 64:
         return np.array(sorted(set(col.tolist())), dtype=np.uint32)
-    return np.unique(col)
+    return arrays.unique(col)
 
 
 def _key(cols: list[np.ndarray]) -> np.ndarray:
@@ -422,13 +423,13 @@ class FilterEvaluator:
             r = _tri_scalar(expr, lambda v: None, consts_map)
             return np.full(n, r, np.int8)
         if len(vars_) == 1:
-            uniq, inv = np.unique(b.cols[vars_[0]], return_inverse=True)
+            uniq, inv = arrays.unique_inverse(b.cols[vars_[0]])
             combos = uniq.reshape(-1, 1)
         else:
             stacked = np.stack([b.cols[v] for v in vars_], axis=1)
             combos, inv = np.unique(stacked, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
-        self.dict.load_strings(np.unique(combos))
+        self.dict.load_strings(arrays.unique(combos))
         value = self.dict.value
         res = np.empty(len(combos), np.int8)
         for k, combo in enumerate(combos.tolist()):
@@ -448,12 +449,12 @@ class FilterEvaluator:
                 v = None
             return np.zeros(b.n, np.int64), [v]
         if len(vars_) == 1:
-            uniq, inv = np.unique(b.cols[vars_[0]], return_inverse=True)
+            uniq, inv = arrays.unique_inverse(b.cols[vars_[0]])
             combos = uniq.reshape(-1, 1)
         else:
             stacked = np.stack([b.cols[v] for v in vars_], axis=1)
             combos, inv = np.unique(stacked, axis=0, return_inverse=True)
-        self.dict.load_strings(np.unique(combos))
+        self.dict.load_strings(arrays.unique(combos))
         value = self.dict.value
         out = []
         for combo in combos.tolist():
@@ -940,9 +941,9 @@ class Executor:
             total += b.n
             for a in node.aggregates:
                 if a.distinct and a.arg is not None and a.arg in b.cols:
-                    u = np.unique(b.cols[a.arg])
+                    u = arrays.unique(b.cols[a.arg])
                     prev = distinct.get(a.arg)
-                    distinct[a.arg] = u if prev is None else np.union1d(prev, u)
+                    distinct[a.arg] = u if prev is None else arrays.union(prev, u)
             if all_rows is not None:  # distinct solutions: blank-node variables are not in them
                 all_rows.new_rows(Batch({v: c for v, c in b.cols.items() if not v.bnode}, b.n))
         out = []
@@ -969,7 +970,7 @@ class Executor:
                 if col is None:
                     inv, vals = np.zeros(batch.n, np.int64), [None]
                 else:
-                    uniq, inv = np.unique(col, return_inverse=True)
+                    uniq, inv = arrays.unique_inverse(col)
                     self.dict.load_strings(uniq)
                     vals = [self.dict.value(i) for i in uniq.tolist()]
             else:
@@ -1025,13 +1026,13 @@ class _Seen:
             return np.zeros(1, np.int64)
         if len(cols) <= 2:
             key = _key(cols)
-            _, first = np.unique(key, return_index=True)
+            _, first = arrays.unique_first(key)
             first.sort()
             if self.merged is not None and len(self.merged):
-                first = first[~np.isin(key[first], self.merged)]
+                first = first[~arrays.isin(key[first], self.merged)]
             if len(first):
                 new = np.sort(key[first])
-                self.merged = new if self.merged is None else np.union1d(self.merged, new)
+                self.merged = new if self.merged is None else arrays.union(self.merged, new)
             self.count += len(first)
             return first
         stacked = np.stack(cols, axis=1)

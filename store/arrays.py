@@ -30,3 +30,35 @@ def unique_counts(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.sort(a, axis=None)
     idx = np.flatnonzero(first_of_runs(s))
     return s[idx], np.diff(np.append(idx, len(s)))
+
+
+def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, inverse), as ``np.unique(a, return_inverse=True)``."""
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    first = first_of_runs(s)
+    inverse = np.empty(len(a), np.intp)
+    inverse[order] = np.cumsum(first) - 1
+    return s[first], inverse
+
+
+def unique_first(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, index of each one's first occurrence), as
+    ``np.unique(a, return_index=True)``."""
+    order = np.argsort(a, kind="stable")
+    first = first_of_runs(a[order])
+    return a[order[first]], order[first]
+
+
+def isin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mask of the elements of ``a`` found in ``b``, as ``np.isin(a, b)``."""
+    sb = np.sort(b)
+    if len(sb) == 0:
+        return np.zeros(len(a), bool)
+    pos = np.minimum(np.searchsorted(sb, a), len(sb) - 1)
+    return sb[pos] == a
+
+
+def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of both, as ``np.union1d(a, b)``."""
+    return unique(np.concatenate((a, b)))

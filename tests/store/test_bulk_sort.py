@@ -48,3 +48,16 @@ def test_sort_based_unique_matches_numpy(values, dtype):
     got, counts = arrays.unique_counts(a)
     want, want_counts = np.unique(a, return_counts=True)
     assert np.array_equal(got, want) and np.array_equal(counts, want_counts)
+
+
+@given(st.lists(st.integers(0, 50), max_size=100), st.lists(st.integers(0, 50), max_size=100))
+def test_sort_based_set_operations_match_numpy(xs, ys):
+    a, b = np.array(xs, dtype=np.uint64), np.array(ys, dtype=np.uint64)
+    u, inv = arrays.unique_inverse(a)
+    want_u, want_inv = np.unique(a, return_inverse=True)
+    assert np.array_equal(u, want_u) and np.array_equal(inv, want_inv.ravel())
+    u, first = arrays.unique_first(a)
+    want_u, want_first = np.unique(a, return_index=True)
+    assert np.array_equal(u, want_u) and np.array_equal(first, want_first)
+    assert np.array_equal(arrays.isin(a, b), np.isin(a, b))
+    assert np.array_equal(arrays.union(a, b), np.union1d(a, b))
