@@ -10,7 +10,9 @@ closure I with, for each triple f,
 Insertion (``insert``) is semi-naive from the delta: an instance is counted
 once, when the last of its new body atoms is processed.  Steps can then only
 fall; they are settled by a Dijkstra-like pass from the triples whose step
-fell (Knuth's generalisation of Dijkstra to "1 + max" derivations).
+fell (Knuth's generalisation of Dijkstra to "1 + max" derivations).  Large
+insertions that cannot change the schema do both at once, batched by step
+in numpy (``_insert_batched``).
 
 Deletion (``delete``) uses steps to tell well-founded support from cycles
 (plain counting keeps cycles alive, seed 002):
@@ -51,6 +53,9 @@ ALGORITHMS = ("counting", "dred")
 # Deletions of at least this many explicit triples start with the batched
 # counting pass (when the schema cannot change); below, per-triple work is cheaper.
 BATCH_MIN = 256
+# Insertions of at least this many triples run the batched semi-naive pass
+# (when the schema cannot change).
+INSERT_BATCH_MIN = 256
 
 
 @dataclass
@@ -202,12 +207,15 @@ class Maintainer:
 
     # --- insertion --------------------------------------------------------
     def insert(self, triples: Iterable[Triple]) -> UpdateReport:
+        requested = list(dict.fromkeys(triples))
+        if len(requested) >= INSERT_BATCH_MIN and self._schema_fixed(requested):
+            return self._insert_batched(requested)
         rep = self.report
         queue: deque[Triple] = deque()
         pending: set[Triple] = set()
         seeds: list[Triple] = []
         changed: set[Triple] = set()
-        for t in dict.fromkeys(triples):
+        for t in requested:
             rep.requested += 1
             rec = self.record(t)
             if rec is None:
@@ -257,6 +265,103 @@ class Maintainer:
         rep.affected = len(changed)
         self._write_back(changed)
         return rep
+
+    def _insert_batched(self, requested: list[Triple]) -> UpdateReport:
+        """Semi-naive insertion of data triples that leave the schema as it is, batched.
+
+        Every rule instance then has its first atom in the unchanging schema and
+        its second among the data triples, so an instance is new exactly when its
+        data atom is, and is counted when that atom is processed.  Processing
+        goes by step buckets (Dijkstra with all triples of one step at once:
+        an instance's step exceeds its data atom's, so a bucket's triples are
+        final when it is reached); each bucket joins, in numpy, its new triples
+        (whose instances are counted) and its old triples whose step fell
+        (whose instances only offer lower steps) against the schema.
+        """
+        rep = self.report
+        rep.requested += len(requested)
+        a = np.array(requested, dtype=np.uint32).reshape(-1, 3)
+        got = self.txn.records_array(a[:, 0], a[:, 1], a[:, 2])
+        # triple -> [explicit, count, step, record before the update (None: new)]
+        state: dict[Triple, list] = {}
+        buckets: dict[int, list[Triple]] = {0: []}
+        for t, f, e, c, st in zip(requested, got["found"].tolist(), got["explicit"].tolist(),
+                                  got["count"].tolist(), got["step"].tolist()):
+            if not f:
+                state[t] = [True, 1, 0, None]
+                rep.explicit_added += 1
+            elif e:
+                rep.already_explicit += 1
+                continue
+            else:  # derived, so its step was at least 1: it falls to 0
+                state[t] = [True, c + 1, 0, Record(False, c, st)]
+                rep.made_explicit += 1
+            buckets[0].append(t)
+        schema = self._schema_columns()
+        settled: set[Triple] = set()
+        while buckets:
+            k = min(buckets)
+            todo = [t for t in dict.fromkeys(buckets.pop(k)) if t not in settled and state[t][2] == k]
+            settled.update(todo)
+            for counted in (True, False):
+                group = [t for t in todo if (state[t][3] is None) == counted]
+                heads = _grouped_heads(group, [k] * len(group), schema) if group else None
+                if heads is not None:
+                    self._offer(heads, counted, state, buckets)
+        new = [(t, r) for t, r in state.items() if r[3] is None]
+        changed = [(t, Record(r[0], r[1], r[2])) for t, r in state.items()
+                   if r[3] is not None and Record(r[0], r[1], r[2]) != r[3]]
+        if new:
+            self.txn.insert_many(np.array([t for t, _ in new], dtype=np.uint32),
+                                 np.array([r[0] for _, r in new], dtype=np.uint8),
+                                 np.array([r[1] for _, r in new], dtype=np.int64),
+                                 np.array([r[2] for _, r in new], dtype=np.int64))
+        self.txn.set_records(changed)
+        rep.derived_added = len(new) - rep.explicit_added
+        rep.affected = len(new) + len(changed)
+        return rep
+
+    def _offer(self, heads: tuple, counted: bool, state: dict[Triple, list], buckets: dict[int, list[Triple]]) -> None:
+        """Apply one batch of instances (grouped by head: head columns, number
+        of instances, least instance step) to the insertion's state."""
+        hs, hp, ho, n_inst, min_step = heads
+        unknown: list[int] = []
+        keys = list(zip(hs.tolist(), hp.tolist(), ho.tolist()))
+        n_inst, min_step = n_inst.tolist(), min_step.tolist()
+        for i, (t, n, m) in enumerate(zip(keys, n_inst, min_step)):
+            r = state.get(t)
+            if r is None:
+                unknown.append(i)
+                continue
+            if counted:
+                r[1] += n
+            if m < r[2]:
+                r[2] = m
+                buckets.setdefault(m, []).append(t)
+        if not unknown:
+            return
+        idx = np.array(unknown)
+        got = self.txn.records_array(hs[idx], hp[idx], ho[idx])
+        for i, f, e, c, st in zip(unknown, got["found"].tolist(), got["explicit"].tolist(), got["count"].tolist(),
+                                  got["step"].tolist()):
+            t, n, m = keys[i], n_inst[i], min_step[i]
+            if f:
+                r = state[t] = [e, c + n if counted else c, st, Record(e, c, st)]
+            else:
+                assert counted, "an old instance's head is not stored"
+                r = state[t] = [False, n, INF, None]
+            if m < r[2]:
+                r[2] = m
+                buckets.setdefault(m, []).append(t)
+
+    def _schema_columns(self) -> dict:
+        """The schema triples as the rules' ``forward_data`` takes them (with steps)."""
+        schema = {}
+        for p in SCHEMA_PREDICATES:
+            a = self.txn.match_array(None, p, None)
+            steps = np.array([self.step(t) for t in map(tuple, a.tolist())], dtype=np.int64)
+            schema[p] = (a[:, 0], a[:, 2], steps)
+        return schema
 
     # --- deletion ---------------------------------------------------------
     def delete(self, triples: Iterable[Triple], algorithm: str = "counting") -> UpdateReport:
@@ -392,11 +497,7 @@ class Maintainer:
         * ``seeds``: (old step, triple) for the other heads that lost an
           instance achieving their old step (where ``_affected`` goes on).
         """
-        schema = {}
-        for p in SCHEMA_PREDICATES:
-            a = self.txn.match_array(None, p, None)
-            steps = np.array([self.step(t) for t in map(tuple, a.tolist())], dtype=np.int64)
-            schema[p] = (a[:, 0], a[:, 2], steps)
+        schema = self._schema_columns()
         records = self.records
         frontier = [t for t in targets if records[t].count == 0]
         steps = [0] * len(frontier)
@@ -404,19 +505,11 @@ class Maintainer:
         lost: dict[Triple, int] = {}
         seeds: list[tuple[int, Triple]] = []
         while frontier:
-            f = np.array(frontier, dtype=np.uint32).reshape(-1, 3)
-            heads = forward_data_instances(Delta(f[:, 0], f[:, 1], f[:, 2], np.array(steps, np.int32)), schema)
+            heads = _grouped_heads(frontier, steps, schema)
             frontier, steps = [], []
             if heads is None:
                 break
-            hs, hp, ho, hstep = heads
-            order = np.lexsort((ho, hp, hs))
-            hs, hp, ho, hstep = hs[order], hp[order], ho[order], hstep[order]
-            first = np.flatnonzero(np.concatenate(([True], (hs[1:] != hs[:-1]) | (hp[1:] != hp[:-1])
-                                                   | (ho[1:] != ho[:-1]))))
-            n_lost = np.diff(np.append(first, len(hs)))
-            min_step = np.minimum.reduceat(hstep, first)
-            hs, hp, ho = hs[first], hp[first], ho[first]
+            hs, hp, ho, n_lost, min_step = heads
             rec = self.txn.records_array(hs, hp, ho)
             assert rec["found"].all(), "a rule instance's head is not stored"
             for t, n, m, e, c, st in zip(zip(hs.tolist(), hp.tolist(), ho.tolist()), n_lost.tolist(),
@@ -499,6 +592,22 @@ class Maintainer:
                     tentative[h2] = cand
                     heapq.heappush(heap, (cand, h2))
         return final
+
+
+def _grouped_heads(triples: list[Triple], steps: list[int], schema: dict) -> tuple | None:
+    """The instances of ``forward_data`` for data triples with the given steps,
+    grouped by head: (head s, p, o, number of instances, least instance step),
+    heads in SPO order; None if there are none."""
+    f = np.array(triples, dtype=np.uint32).reshape(-1, 3)
+    heads = forward_data_instances(Delta(f[:, 0], f[:, 1], f[:, 2], np.array(steps, np.int32)), schema)
+    if heads is None:
+        return None
+    hs, hp, ho, hstep = heads
+    order = np.lexsort((ho, hp, hs))
+    hs, hp, ho, hstep = hs[order], hp[order], ho[order], hstep[order]
+    first = np.flatnonzero(np.concatenate(([True], (hs[1:] != hs[:-1]) | (hp[1:] != hp[:-1])
+                                           | (ho[1:] != ho[:-1]))))
+    return hs[first], hp[first], ho[first], np.diff(np.append(first, len(hs))), np.minimum.reduceat(hstep, first)
 
 
 def insert(txn: Txn, triples: Iterable[Triple]) -> UpdateReport:

@@ -20,7 +20,8 @@ fix the substitution).  Each rule is written in three forms that must agree:
   at naive stage ``n`` (bulk materialisation, reasoning/materialise.py);
 * ``forward_data(delta, schema)``: vectorised ``forward`` for a batch of
   data triples (no schema predicate) in the second body atom, against a
-  schema that does not change (large deletions, reasoning/maintenance.py).
+  schema that does not change (large insertions and deletions,
+  reasoning/maintenance.py).
 
 A new rule is a new subclass of ``Rule`` added to ``RULES``; the engines
 iterate over ``RULES`` and know nothing of individual rules.

@@ -323,6 +323,36 @@ class Txn:
         self._delta_triples += 1
         self._delta_explicit += rec.explicit
 
+    def insert_many(self, triples: np.ndarray, explicit: np.ndarray, count: np.ndarray, step: np.ndarray) -> None:
+        """``insert`` for many triples (an (n, 3) id array with their records'
+        columns): one index at a time, in key order, each in one C-level call.
+
+        None of them may be stored yet, and none may repeat (``KeyError``
+        otherwise; the transaction is then not to be committed).
+        """
+        arr = np.asarray(triples, dtype=np.uint32).reshape(-1, 3)
+        n = len(arr)
+        if n == 0:
+            return
+        for name, perm in PERMUTATIONS.items():
+            cols = arr[:, list(perm)]
+            order = np.lexsort((cols[:, 2], cols[:, 1], cols[:, 0]))
+            keys = cols[order, 0].astype(">u4").view("V4").tolist()  # bytes objects, without a Python loop
+            if name == "spo":
+                values = np.empty(n, dtype=SPO_VALUE_DTYPE)
+                values["p"], values["o"] = cols[order, 1], cols[order, 2]
+                values["explicit"], values["step"], values["count"] = explicit[order], step[order], count[order]
+                values = values.view(f"V{SPO_VALUE_BYTES}")
+            else:
+                values = cols[order, 1:].astype(">u4").view(f"V{PAIR_BYTES}").ravel()
+            items = zip(keys, values.tolist())
+            # dupdata=False: LMDB's NODUPDATA, an entry that is already there is refused (and not counted)
+            consumed, added = self.cursor(name).putmulti(items, dupdata=False)
+            if added != n:
+                raise KeyError(f"insert_many: {n - added} of the triples are already stored or repeated")
+        self._delta_triples += n
+        self._delta_explicit += int(np.count_nonzero(explicit))
+
     def _take_spo(self, s: int, p: int, o: int) -> Record:
         """Delete a triple's SPO entry; returns the record it held."""
         c = self.cursor("spo")

@@ -1,7 +1,8 @@
-"""Txn.delete_many and Txn.set_records (deletion's batched writes) against their per-triple forms."""
+"""Txn.delete_many, set_records and insert_many (maintenance's batched writes) against their per-triple forms."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -77,3 +78,35 @@ def test_set_records_equals_one_by_one(tmp_path_factory, triples, data):
     finally:
         a.close()
         b.close()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored, st.dictionaries(st.tuples(ids, ids, ids), st.tuples(st.booleans(), st.integers(1, 9), st.integers(0, 9)),
+                               max_size=40), st.data())
+def test_insert_many_equals_one_by_one(tmp_path_factory, triples, new, data):
+    # insertion's batched write: the new triples (not stored yet) in any order
+    items = data.draw(st.permutations(sorted((t, Record(*r)) for t, r in new.items() if t not in triples)))
+    d = tmp_path_factory.mktemp("im")
+    a, b = build(d / "a", triples), build(d / "b", triples)
+    try:
+        arr = np.array([t for t, _ in items], dtype=np.uint32).reshape(-1, 3)
+        cols = [np.array([r[i] for _, r in items], dtype=np.int64) for i in range(3)]
+        a.write(lambda txn: txn.insert_many(arr, *cols))
+        b.write(lambda txn: [txn.insert(*t, r) for t, r in items])
+        assert snapshot(a) == snapshot(b)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_insert_many_rejects_stored_and_repeated(tmp_path):
+    db = build(tmp_path / "db", {(4, 8, 12): True})
+    try:
+        before = snapshot(db)
+        one = np.ones(2, dtype=np.int64)
+        for bad in ([(4, 8, 16), (4, 8, 12)], [(4, 8, 16), (4, 8, 16)]):
+            with pytest.raises(KeyError):
+                db.write(lambda txn: txn.insert_many(np.array(bad, dtype=np.uint32), one, one, one))
+            assert snapshot(db) == before
+    finally:
+        db.close()

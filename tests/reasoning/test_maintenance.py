@@ -43,11 +43,15 @@ def fresh_dump(E, algorithm_unused=None) -> list[str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.booleans(), st.lists(triples, min_size=1, max_size=6)), min_size=1, max_size=6),
-       st.sampled_from(["counting", "counting-batched", "dred"]), st.randoms(use_true_random=False))
+       st.sampled_from(["counting", "counting-batched", "insertion-batched", "dred"]),
+       st.randoms(use_true_random=False))
 def test_updates_match_reference(batches, algorithm, rnd):
-    # counting-batched: the batched counting pass for every deletion it applies to
-    with mock.patch.object(maintenance, "BATCH_MIN", 1 if algorithm == "counting-batched" else maintenance.BATCH_MIN):
-        _updates_match_reference(batches, algorithm.split("-")[0], rnd)
+    # counting-batched: the batched counting pass for every deletion it applies to;
+    # insertion-batched: the batched semi-naive pass for every insertion it applies to
+    with mock.patch.object(maintenance, "BATCH_MIN", 1 if algorithm == "counting-batched" else maintenance.BATCH_MIN), \
+            mock.patch.object(maintenance, "INSERT_BATCH_MIN",
+                              1 if algorithm == "insertion-batched" else maintenance.INSERT_BATCH_MIN):
+        _updates_match_reference(batches, "dred" if algorithm == "dred" else "counting", rnd)
 
 
 def _updates_match_reference(batches, algorithm, rnd):
@@ -92,18 +96,43 @@ def test_batched_data_deletion_matches_reference(schema, data, updates, rnd):
     d = tempfile.mkdtemp(prefix="trine-batch-")
     try:
         E = set(schema) | set(data)
-        with mock.patch.object(maintenance, "BATCH_MIN", 1), Store.open(d) as store:
+        with mock.patch.object(maintenance, "BATCH_MIN", 1), mock.patch.object(maintenance, "INSERT_BATCH_MIN", 1), \
+                Store.open(d) as store:
             store.add(rdf(sorted(E)))
             for is_add, batch in updates:
                 if is_add:
                     store.add(rdf(batch))
                     E |= set(batch)
+                    assert store.dump_lines(annotate=True) == annotated_lines(closure(E))
                     continue
                 current = sorted(t for t in E if t[1] not in (SPO, SCO, DOM, RNG))
                 batch = batch + rnd.sample(current, rnd.randint(0, len(current)))
                 store.remove(rdf(batch))
                 E -= set(batch)
                 assert store.dump_lines(annotate=True) == annotated_lines(closure(E))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(schema_triples, max_size=8), st.lists(data_triples, max_size=14),
+       st.lists(st.lists(data_triples, min_size=1, max_size=8), min_size=1, max_size=4),
+       st.randoms(use_true_random=False))
+def test_batched_data_insertion_matches_reference(schema, data, adds, rnd):
+    """The batched semi-naive insertion (a fixed schema), with batches that mix new
+    triples, explicit ones and derived ones (which become explicit, step 0)."""
+    d = tempfile.mkdtemp(prefix="trine-ins-")
+    try:
+        E = set(schema) | set(data)
+        with mock.patch.object(maintenance, "INSERT_BATCH_MIN", 1), Store.open(d) as store:
+            store.add(rdf(sorted(E)))
+            for batch in adds:
+                derived = sorted(t for t in closure(E) if t not in E and t[1] not in (SPO, SCO, DOM, RNG))
+                batch = batch + rnd.sample(derived, rnd.randint(0, len(derived)))
+                store.add(rdf(batch))
+                E |= set(batch)
+                assert store.dump_lines(annotate=True) == annotated_lines(closure(E))
+            assert store.check(deep=True).ok
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
