@@ -840,6 +840,14 @@ class Executor:
         lo, hi = _match_ranges(ks, left_key)
         cnt = (hi - lo).astype(np.int64)
         extra = jv[2:]
+        if not extra and b.n <= MAX_BATCH_ROWS and bool((cnt == 1).all()):
+            # every row matches exactly once (a functional property, e.g. each
+            # member of a star's name): the batch's columns are kept as they are
+            cols = dict(b.cols)
+            for v in node.new_vars:
+                cols[v] = rel.column(v, lo)
+            yield Batch(cols, b.n)
+            return
         for li, ri in _expand(lo, cnt):
             cols = {v: c[li] for v, c in b.cols.items()}
             for v in node.new_vars:
