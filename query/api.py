@@ -34,10 +34,11 @@ import numpy as np
 from rdflib import Literal, URIRef
 from rdflib.term import Identifier
 
+from trine.store.gcpause import paused_gc
 from trine.store.txn import Txn
 
 from .algebra import Group, Query, TriplePattern, Var
-from .executor import Batch, Executor, no_gc
+from .executor import Batch, Executor
 from .parser import DEFAULT_PREFIXES, parse
 from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render
 
@@ -310,7 +311,7 @@ def decode_rows(ex: Executor, batches: Iterator[Batch], names: Sequence[Var]) ->
             yield [()] * b.n
             continue
         cols = [b.cols[v] for v in names]
-        with no_gc():
+        with paused_gc():
             terms = ex.dict.load_terms(cols[0] if len(cols) == 1 else np.concatenate(cols))
             get = terms.__getitem__
             if len(cols) == 1:

@@ -31,9 +31,7 @@ comparisons, once per distinct id), in bulk (:class:`Dictionary`).
 
 from __future__ import annotations
 
-import gc
 import struct
-from contextlib import contextmanager
 from typing import Callable, Iterator
 
 import numpy as np
@@ -106,20 +104,6 @@ class Batch:
     def slice(self, a: int, b: int) -> "Batch":
         b = min(b, self.n)
         return Batch({v: c[a:b] for v, c in self.cols.items()}, max(0, b - a))
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while allocating many small objects
-    that cannot form cycles (terms, tuples): gen-0 collections otherwise walk
-    every young object again and again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 # ---------------------------------------------------------------------------

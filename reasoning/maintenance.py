@@ -32,19 +32,17 @@ code, so both algorithms leave identical records.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import time
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from trine.store.keys import MAX_STEP, Record
-from trine.store.txn import Txn
-
 import numpy as np
 
+from trine.store.gcpause import paused_gc
+from trine.store.keys import MAX_STEP, Record
+from trine.store.txn import Txn
 from trine.store.vocab import SPO
 
 from .rules import SCHEMA_PREDICATES, Delta, Triple, backward_instances, forward_data_instances, forward_instances
@@ -612,24 +610,9 @@ def _grouped_heads(triples: list[Triple], steps: list[int], schema: dict) -> tup
     return hs[first], hp[first], ho[first], np.diff(np.append(first, len(hs))), np.minimum.reduceat(hstep, first)
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector during an update: a large one makes
-    hundreds of thousands of small tuples, lists and records, none in a cycle,
-    that the collector would otherwise walk again and again (15-25% of the
-    maintenance time of adding or removing LUBM universities)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def insert(txn: Txn, triples: Iterable[Triple]) -> UpdateReport:
     t0 = time.perf_counter()
-    with _no_gc():
+    with paused_gc():
         rep = Maintainer(txn).insert(triples)
     rep.seconds = time.perf_counter() - t0
     return rep
@@ -637,7 +620,7 @@ def insert(txn: Txn, triples: Iterable[Triple]) -> UpdateReport:
 
 def delete(txn: Txn, triples: Iterable[Triple], algorithm: str = "counting") -> UpdateReport:
     t0 = time.perf_counter()
-    with _no_gc():
+    with paused_gc():
         rep = Maintainer(txn).delete(triples, algorithm)
     rep.seconds = time.perf_counter() - t0
     return rep
