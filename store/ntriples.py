@@ -242,17 +242,20 @@ def _bad_string(text: str, pos: int) -> int:
 # --- reading files ----------------------------------------------------------
 
 def open_input(path: str | Path) -> BinaryIO:
-    """A binary stream for a path, '-' (standard input) or a .gz file."""
+    """A binary stream for a path, '-' (standard input) or a .gz file.
+
+    Gzip streams are wrapped in a 1 MiB ``BufferedReader``: GzipFile's own
+    line iteration goes through Python code per line (25% slower reads).
+    """
     if str(path) == "-":
         raw = sys.stdin.buffer
         head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-        return gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
-    f = open(path, "rb")
-    if f.read(2) == b"\x1f\x8b":
-        f.seek(0)
-        return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
-    f.seek(0)
-    return f
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw), 1 << 20) if head == b"\x1f\x8b" else raw
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    if gz:
+        return io.BufferedReader(gzip.open(path, "rb"), 1 << 20)  # type: ignore[arg-type]
+    return open(path, "rb")
 
 
 def expand_inputs(paths: Iterable[str | Path]) -> list[str]:
