@@ -90,18 +90,12 @@ def local_once(files: list[str], store_dir: str) -> dict[str, Any]:
 
 
 def pyoxigraph_once(path: str, store_dir: str) -> dict[str, Any]:
-    import pyoxigraph
+    """pyoxigraph's bulk load, as the load benchmark runs it (without optimize)."""
+    from bench.bench_load import pyoxigraph_once as bulk_load
 
-    with PeakMemory(fresh_process=True) as mem:
-        t0 = time.perf_counter()
-        store = pyoxigraph.Store(store_dir)
-        store.bulk_load(path=path, format=pyoxigraph.RdfFormat.N_TRIPLES)
-        store.flush()
-        wall = time.perf_counter() - t0
-        n = len(store)
-        del store
-    return {"seconds": wall, "triples": n, "input_triples_per_second": n / wall if wall else None,
-            **mem.as_dict()}
+    r = bulk_load(path, store_dir, optimize=False)
+    r["input_triples_per_second"] = r["triples"] / r["seconds"] if r["seconds"] else None
+    return r
 
 
 def owlrl_once(sample: str, ontology: str) -> dict[str, Any]:
