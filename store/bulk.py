@@ -23,9 +23,9 @@ import lmdb
 import numpy as np
 
 from . import ntriples, ntriples_tasks
-from .arrays import first_of_runs
+from .arrays import sort_order, sort_triples
 from .database import _open_env, init_meta, open_databases
-from .keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, SPO_VALUE_DTYPE, make_id
+from .keys import MAX_COUNT, MAX_STEP, PERMUTATIONS, make_id, pair_items, spo_value_items
 from .terms import kind_of
 from .txn import term_hash
 from .vocab import FIRST_FREE_SERIAL, FIXED_IDS
@@ -187,6 +187,8 @@ def _check_ids(*cols: np.ndarray) -> None:
 
 
 def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
+    """Append one sorted run chunk (columns a, b, c in the index's order, and
+    SPO's records) to index ``name``."""
     a, b, c = chunk["a"], chunk["b"], chunk["c"]
     n = len(a)
     if n == 0:
@@ -197,14 +199,9 @@ def append_index(txn, db, name: str, chunk: dict[str, np.ndarray]) -> int:
             raise OverflowError("a derivation count exceeds 2**32 - 1")
         if step.max() > MAX_STEP:
             raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
-        v = np.empty(n, dtype=SPO_VALUE_DTYPE)
-        v["p"], v["o"] = b, c
-        v["explicit"], v["step"], v["count"] = chunk["explicit"], step, count
-        values = v.view(np.dtype((np.void, SPO_VALUE_DTYPE.itemsize))).tolist()
+        values = spo_value_items(b, c, chunk["explicit"], step, count)
     else:
-        v = np.empty((n, 2), dtype=">u4")
-        v[:, 0], v[:, 1] = b, c
-        values = v.view("V8").ravel().tolist()
+        values = pair_items(b, c)
     cur = txn.cursor(db=db)
     consumed, added = cur.putmulti(zip(_grouped_keys(a), values), append=True)
     if consumed != added or consumed != n:
@@ -302,51 +299,6 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
         env.close()
     written["n_explicit"] = n_explicit
     return written
-
-
-def _packed(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, int, int] | None:
-    """(a, b, c) packed into one uint64 per row, ordered like the triple,
-    with the bit widths of b and c; None when the ids need more than 64 bits
-    together (predicates are early, small ids, so big stores usually fit)."""
-    if len(a) == 0:
-        return None
-    wa, wb, wc = (int(x.max()).bit_length() for x in (a, b, c))
-    if wa + wb + wc > 64:
-        return None
-    u = np.uint64
-    key = (a.astype(u) << u(wb + wc)) | (b.astype(u) << u(wc)) | c.astype(u)
-    return key, wb, wc
-
-
-def sort_order(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """The permutation that sorts rows by (a, b, c)."""
-    packed = _packed(a, b, c)
-    if packed is None:
-        return np.lexsort((c, b, a))
-    return np.argsort(packed[0])  # keys are distinct, so stability does not matter
-
-
-def sort_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray,
-                 unique: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The columns sorted by (a, b, c) (and without repeated rows if
-    ``unique``): one sort of packed keys, three times faster than
-    ``lexsort`` and a gather."""
-    packed = _packed(a, b, c)
-    if packed is None:
-        if unique:
-            rows = np.empty(len(a), dtype=[("a", ">u4"), ("b", ">u4"), ("c", ">u4")])
-            rows["a"], rows["b"], rows["c"] = a, b, c
-            u = np.unique(rows.view("V12")).view(rows.dtype)  # big-endian bytes sort like the numbers
-            return u["a"].astype(np.uint32), u["b"].astype(np.uint32), u["c"].astype(np.uint32)
-        order = np.lexsort((c, b, a))
-        return a[order], b[order], c[order]
-    key, wb, wc = packed
-    key.sort()
-    if unique and len(key) > 1:
-        key = key[first_of_runs(key)]
-    u = np.uint64
-    return ((key >> u(wb + wc)).astype(np.uint32), ((key >> u(wc)) & u((1 << wb) - 1)).astype(np.uint32),
-            (key & u((1 << wc) - 1)).astype(np.uint32))
 
 
 def permutation_runs(cols: TripleColumns, spo_sorted: bool = False, chunk_rows: int = 1 << 20) -> Runs:

@@ -110,9 +110,26 @@ def id_for_term_kind(serial: int, term: str) -> int:
 PAIR_DTYPE = np.dtype([("a", ">u4"), ("b", ">u4")])
 SPO_VALUE_DTYPE = np.dtype([("p", ">u4"), ("o", ">u4"), ("explicit", "u1"), ("step", ">u2"), ("count", ">u4")])
 
+
+def spo_value_items(p: np.ndarray, o: np.ndarray, explicit: np.ndarray, step: np.ndarray,
+                    count: np.ndarray) -> list[bytes]:
+    """SPO duplicates (``pack_spo_value`` for whole columns), as bytes objects."""
+    v = np.empty(len(p), dtype=SPO_VALUE_DTYPE)
+    v["p"], v["o"], v["explicit"], v["step"], v["count"] = p, o, explicit, step, count
+    return v.view(f"V{SPO_VALUE_BYTES}").tolist()
+
+
+def pair_items(a: np.ndarray, b: np.ndarray) -> list[bytes]:
+    """Duplicates of the other indexes (``pack_pair`` for whole columns)."""
+    v = np.empty((len(a), 2), dtype=">u4")
+    v[:, 0], v[:, 1] = a, b
+    return v.view(f"V{PAIR_BYTES}").ravel().tolist()
+
+
 __all__ = [
     "BLANK", "IRI", "LITERAL", "ID_BYTES", "PAIR_BYTES", "RECORD_BYTES", "SPO_VALUE_BYTES",
     "PERMUTATIONS", "INDEX_NAMES", "Record", "pack_id", "unpack_id", "pack_pair", "unpack_pair",
     "pack_record", "unpack_record", "pack_spo_value", "unpack_spo_value", "make_id", "id_kind",
     "is_literal_id", "is_iri_id", "PAIR_DTYPE", "SPO_VALUE_DTYPE", "MAX_STEP", "MAX_COUNT",
+    "spo_value_items", "pair_items",
 ]

@@ -20,9 +20,10 @@ from typing import Iterable, Iterator
 import lmdb
 import numpy as np
 
+from .arrays import sort_order
 from .keys import (
     ID_BYTES, PAIR_BYTES, PERMUTATIONS, SPO_VALUE_BYTES, SPO_VALUE_DTYPE, Record,
-    make_id, pack_id, pack_pair, pack_spo_value, unpack_id, unpack_spo_value,
+    make_id, pack_id, pack_spo_value, pair_items, spo_value_items, unpack_id, unpack_spo_value,
 )
 from .terms import kind_of
 
@@ -336,16 +337,13 @@ class Txn:
             return
         for name, perm in PERMUTATIONS.items():
             cols = arr[:, list(perm)]
-            order = np.lexsort((cols[:, 2], cols[:, 1], cols[:, 0]))
+            order = sort_order(cols[:, 0], cols[:, 1], cols[:, 2])
             keys = cols[order, 0].astype(">u4").view("V4").tolist()  # bytes objects, without a Python loop
             if name == "spo":
-                values = np.empty(n, dtype=SPO_VALUE_DTYPE)
-                values["p"], values["o"] = cols[order, 1], cols[order, 2]
-                values["explicit"], values["step"], values["count"] = explicit[order], step[order], count[order]
-                values = values.view(f"V{SPO_VALUE_BYTES}")
+                values = spo_value_items(cols[order, 1], cols[order, 2], explicit[order], step[order], count[order])
             else:
-                values = cols[order, 1:].astype(">u4").view(f"V{PAIR_BYTES}").ravel()
-            items = zip(keys, values.tolist())
+                values = pair_items(cols[order, 1], cols[order, 2])
+            items = zip(keys, values)
             # dupdata=False: LMDB's NODUPDATA, an entry that is already there is refused (and not counted)
             consumed, added = self.cursor(name).putmulti(items, dupdata=False)
             if added != n:

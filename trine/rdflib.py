@@ -81,9 +81,9 @@ from trine.query.api import prepare, snapshot_id
 
 from trine.reasoning import maintenance
 from trine.reasoning.materialise import materialise, to_columns
-from trine.store.bulk import unique_rows
+from trine.store.bulk import append_index, permutation_runs, unique_rows
 from trine.store.database import Database, StoreError, WriterBusy
-from trine.store.keys import PERMUTATIONS, SPO_VALUE_DTYPE, make_id
+from trine.store.keys import PERMUTATIONS, make_id
 from trine.store.terms import (
     _NEEDS_IRI_ESCAPE, _NEEDS_LITERAL_ESCAPE, RDF_LANGSTRING, XSD_STRING, TermError, from_rdflib, kind_of,
     to_rdflib,
@@ -799,24 +799,10 @@ def _bulk_insert(txn: Txn, ids: np.ndarray) -> None:
     appended in key order into the six empty indexes.
     """
     cols = to_columns(materialise(unique_rows(ids)))
-    spo = (cols.s, cols.p, cols.o)
-    for name, (a_i, b_i, c_i) in PERMUTATIONS.items():
-        a, b, c = spo[a_i], spo[b_i], spo[c_i]
-        order = np.lexsort((c, b, a))
-        keys = a[order].astype(">u4").view("V4").tolist()
-        if name == "spo":
-            v = np.empty(len(order), dtype=SPO_VALUE_DTYPE)
-            v["p"], v["o"] = b[order], c[order]
-            v["explicit"], v["step"], v["count"] = cols.explicit[order], cols.step[order], cols.count[order]
-            values = v.view("V%d" % SPO_VALUE_DTYPE.itemsize).tolist()
-        else:
-            v = np.empty((len(order), 2), dtype=">u4")
-            v[:, 0], v[:, 1] = b[order], c[order]
-            values = v.view("V8").reshape(-1).tolist()
-        cur = txn.txn.cursor(db=txn.dbs[name])
-        consumed, added = cur.putmulti(zip(keys, values), append=True)
-        if consumed != added:
-            raise RuntimeError(f"trine: bulk insert into a non-empty {name} index")
+    runs = permutation_runs(cols)
+    for name in PERMUTATIONS:
+        for chunk in runs(name):
+            append_index(txn.txn, txn.dbs[name], name, chunk)
     txn.flush()
     n_explicit = int(np.count_nonzero(cols.explicit))
     txn.set_meta("n_triples", (txn.meta_int("n_triples") + len(cols)).to_bytes(8, "big"))

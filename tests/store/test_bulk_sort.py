@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trine.store import arrays
-from trine.store.bulk import sort_order, sort_triples, unique_rows
+from trine.store.arrays import sort_order, sort_triples
+from trine.store.bulk import unique_rows
 
 ids = st.integers(min_value=0, max_value=2**32 - 1)
 
