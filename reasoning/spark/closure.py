@@ -109,6 +109,13 @@ def local_frame(spark, rows: list[tuple[int, ...]], names: tuple[str, ...]):
     return spark.sql(f"SELECT {cols} FROM VALUES {values}")
 
 
+def count_and_schema(F, df) -> tuple[int, list[tuple[int, int, int]]]:
+    """Row count and the rows with a schema predicate (of a materialised
+    DataFrame: two scans cost less than one collect_list aggregation)."""
+    schema = df.filter(F.col("p").isin(list(SCHEMA_PREDICATES))).collect()
+    return df.count(), [(r[0], r[1], r[2]) for r in schema]
+
+
 def _by_predicate(F, data, rows, spark):
     """R3, R5, R6 instances: data triples joined on their predicate."""
     rules = local_frame(spark, rows, ("jp", "mode", "c"))
@@ -180,9 +187,7 @@ def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, in
             .select("s", "p", "o", "c", F.col("new").isNull().alias("new")) \
             .localCheckpoint(True, level)
         new = counted.filter(F.col("new")).select("s", "p", "o")
-        row = new.agg(F.count(F.lit(1)), F.collect_list(F.when(F.col("p").isin(list(SCHEMA_PREDICATES)),
-                                                                F.array("s", "p", "o")))).collect()[0]
-        n_new = row[0]
+        n_new, new_schema = count_and_schema(F, new)
         fired.append(counted)
         new_per_round.append(n_new)
         if progress:
@@ -190,7 +195,7 @@ def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, in
         if n_new == 0:
             break
         deltas.append(new)
-        schema.add([tuple(x) for x in row[1]], n)
+        schema.add(new_schema, n)
         n += 1
 
     parts = [explicit.select("s", "p", "o", F.lit(1).alias("explicit"), F.lit(1).cast("long").alias("cnt"),

@@ -7,7 +7,7 @@
    store's own t2i hash), so that no string enters a shuffle; a second,
    independent hash detects a collision, in which case the grouping is
    redone on the term strings (``exact``).  Each row keeps the term's first
-   position over all inputs and the task-local keys that name it.
+   position over all inputs.
 3. Terms already in the store (and the fixed rho-df vocabulary) keep their
    ids (a join against the existing dictionary).  New terms are numbered in
    order of first occurrence from the store's ``next_serial`` (a range sort,
@@ -15,9 +15,11 @@
    bits of the term: exactly the ids the in-process dictionary would give.
    Spark writes the new terms' (first, id) in id order; the driver takes
    their strings from the parse output (``new_dictionary``).
-4. The key -> id map is written split by task, and each task's triples are
-   mapped by a dense numpy lookup in a Python worker; then united with the
-   store's explicit triples and deduplicated.
+4. Each task's triples are mapped from keys to ids by a dense numpy lookup
+   in a Python worker, built from the task's term rows and the hash -> id
+   table (read whole by every task up to MAP_SIDE_TERMS terms), or else
+   from the key -> id map (term rows joined with their ids by Spark) split
+   by task; then united with the store's explicit triples and deduplicated.
 """
 
 from __future__ import annotations
@@ -32,12 +34,16 @@ from trine.store import ntriples
 from trine.store.vocab import FIXED_IDS
 
 from . import parse
-from .closure import SCHEMA_PREDICATES, local_frame
+from .closure import count_and_schema, local_frame
+from .session import whole_waves
 
 # Above this many existing terms the existing dictionary is joined, not broadcast.
 BROADCAST_KNOWN_ROWS = 5_000_000
 MID_BITS = 33  # monotonically_increasing_id(): partition << 33 | row within partition
 ROWS_PER_PARTITION = 1_000_000
+# Up to this many terms (new and stored) every encode task reads the whole
+# hash -> id table (16 bytes a term) instead of Spark joining it with the keys.
+MAP_SIDE_TERMS = 20_000_000
 
 
 class HashCollision(Exception):
@@ -54,7 +60,6 @@ class Encoded:
     next_serial: int                 # after this load
     parsed_dir: Path                 # the parse output (terms with their strings)
     new_ids_dir: Path                # parquet (first, id) of the new terms, in id order
-    term_bytes: int
     exact: bool = False
     skipped: list[ntriples.ParseError] = field(default_factory=list)
 
@@ -93,29 +98,39 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
     except HashCollision:
         exact = True
         ids = _number_terms(spark, parsed, work, next_serial, old_dictionary, n_old_terms, exact)
-    key_map, new_terms, term_bytes, new_ids_dir = ids
+    terms, term_ids, new_terms, new_ids_dir = ids
     if progress:
         progress("encode", new_terms)
 
     sc.setJobDescription("trine: encode triples")
-    # The key -> id map, split by task; each task's triples are then mapped
-    # by a dense numpy lookup in a Python worker (cheaper than three joins).
+    # Each task's triples are mapped from its keys to ids by a dense numpy
+    # lookup in a Python worker (cheaper than three joins).  The lookup comes
+    # from the whole hash -> id table when it is small enough for every task
+    # to read (a map-side join), else from the key -> id map split by task.
     keymap_dir = work / "keymap"
-    key_map.withColumn("task", F.shiftright("key", parse.TASK_SHIFT)) \
-        .write.mode("overwrite").partitionBy("task").parquet(str(keymap_dir))
+    by_hash = not exact and new_terms + n_old_terms <= MAP_SIDE_TERMS
+    if by_hash:
+        term_ids.write.mode("overwrite").parquet(str(keymap_dir))
+    else:
+        terms.select("key", F.col(group_column(exact))).join(term_ids, group_column(exact)) \
+            .select("key", "id").withColumn("task", F.shiftright("key", parse.TASK_SHIFT)) \
+            .write.mode("overwrite").partitionBy("task").parquet(str(keymap_dir))
     task_ids = [s[0] for s in summaries]
     pdir, kdir = str(parsed), str(keymap_dir)
     encoded = sum(sc.parallelize(task_ids, max(1, len(task_ids)))
-                  .mapPartitions(lambda it: parse.encode_tasks(pdir, kdir, it)).collect())
+                  .mapPartitions(lambda it: parse.encode_tasks(pdir, kdir, it, by_hash)).collect())
     if encoded != input_triples:
         raise RuntimeError(f"encoded {encoded} triples of {input_triples}")
     enc = spark.read.schema(parse.TRIPLES_SCHEMA).parquet(str(parsed / "encoded"))
     if old_explicit is not None:
         enc = enc.unionByName(spark.read.schema("s long, p long, o long").parquet(str(old_explicit)))
-    explicit = enc.distinct().localCheckpoint(True)
+    # Hash-partitioned on the triple first: distinct() alone aggregates each
+    # task's (mostly unique) rows before the shuffle too, at twice the cost.
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    explicit = enc.repartition(parts, "s", "p", "o").distinct().localCheckpoint(True)
     n_explicit, schema_rows = count_and_schema(F, explicit)
     return Encoded(explicit, n_explicit, schema_rows, input_triples, new_terms, next_serial + new_terms,
-                   parsed, new_ids_dir, term_bytes, exact, skipped)
+                   parsed, new_ids_dir, exact, skipped)
 
 
 def size_partitions(spark, rows: int) -> None:
@@ -123,15 +138,16 @@ def size_partitions(spark, rows: int) -> None:
     every stage costs), up to the session's configured number."""
     sc = spark.sparkContext
     base = int(sc.getConf().get("spark.sql.shuffle.partitions", "8"))
-    spark.conf.set("spark.sql.shuffle.partitions",
-                   str(max(1, min(base, -(-rows // ROWS_PER_PARTITION), 4 * sc.defaultParallelism))))
+    par = max(1, sc.defaultParallelism)
+    n = max(1, min(base, -(-rows // ROWS_PER_PARTITION), 4 * par))
+    spark.conf.set("spark.sql.shuffle.partitions", str(whole_waves(n, par, base)))
 
 
-def count_and_schema(F, df) -> tuple[int, list[tuple[int, int, int]]]:
-    """Row count and the rows with a schema predicate, in one job."""
-    is_schema = F.col("p").isin(list(SCHEMA_PREDICATES))
-    row = df.agg(F.count(F.lit(1)), F.collect_list(F.when(is_schema, F.array("s", "p", "o")))).collect()[0]
-    return row[0], [tuple(x) for x in row[1]]
+
+def group_column(exact: bool) -> str:
+    """What identifies a term in the dictionary jobs: its hash, or (after a
+    hash collision) its string."""
+    return "term" if exact else "h"
 
 
 def _number_terms(spark, parsed: Path, work: Path, next_serial: int, old_dictionary: Path | None,
@@ -140,12 +156,13 @@ def _number_terms(spark, parsed: Path, work: Path, next_serial: int, old_diction
 
     sc = spark.sparkContext
     sc.setJobDescription("trine: dictionary" + (" (exact)" if exact else ""))
-    group = "term" if exact else "h"
+    group = group_column(exact)
     cols = ["key", "first", "h", "h2", "kind"] + (["term"] if exact else [])
     terms = spark.read.schema(parse.TERMS_SCHEMA).parquet(str(parsed / "terms")).select(*cols)
+    # Only primitive aggregates: collecting each term's keys here (collect_list)
+    # made this job three times slower than grouping and joining back below.
     grouped = terms.groupBy(group).agg(F.min("first").alias("first"), F.min("h2").alias("h2lo"),
-                                       F.max("h2").alias("h2hi"), F.min("kind").alias("kind"),
-                                       F.collect_list("key").alias("keys"))
+                                       F.max("h2").alias("h2hi"), F.min("kind").alias("kind"))
     vocab = vocabulary_rows()
     if exact:
         values = ", ".join(f"({r[0]}, {r[2]}, '{r[4]}')" for r in vocab)
@@ -160,7 +177,7 @@ def _number_terms(spark, parsed: Path, work: Path, next_serial: int, old_diction
         known = F.broadcast(known)
     matched = grouped.join(known, group, "left").localCheckpoint(True)
 
-    new = matched.filter(F.col("id").isNull()).select("first", "kind", "keys")
+    new = matched.filter(F.col("id").isNull()).select(group, "first", "kind")
     ranked = new.repartitionByRange("first").sortWithinPartitions("first") \
         .withColumn("mid", F.monotonically_increasing_id()).localCheckpoint(True)
     # One job: per-partition counts of the new terms and the collision check.
@@ -182,9 +199,8 @@ def _number_terms(spark, parsed: Path, work: Path, next_serial: int, old_diction
     # Range partitions are in key order, rows sorted within them: the part
     # files, in partition order, are the new terms sorted by first = by id.
     numbered.select("first", "id").write.mode("overwrite").parquet(str(new_ids_dir))
-    key_map = matched.filter(F.col("id").isNotNull()).select(F.explode("keys").alias("key"), "id") \
-        .unionByName(numbered.select(F.explode("keys").alias("key"), "id"))
-    return key_map, total, 0, new_ids_dir
+    ids = matched.filter(F.col("id").isNotNull()).select(group, "id").unionByName(numbered.select(group, "id"))
+    return terms, ids, total, new_ids_dir
 
 
 def new_dictionary(parsed: Path, new_ids_dir: Path, chunk: int = 1 << 20

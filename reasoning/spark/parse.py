@@ -15,6 +15,7 @@ Nothing here imports pyspark: these functions run in the Python workers.
 from __future__ import annotations
 
 import errno
+import glob
 import hashlib
 import os
 import shutil
@@ -114,23 +115,30 @@ def write_tasks(out_dir: str, tasks: Iterable[tuple]) -> Iterator[tuple]:
         yield (tid, sink.n_triples, sink.n_terms, sink.errors)
 
 
-def encode_tasks(parsed_dir: str, keymap_dir: str, tasks: Iterable[int]) -> Iterator[int]:
+def encode_tasks(parsed_dir: str, keymap_dir: str, tasks: Iterable[int], by_hash: bool = False) -> Iterator[int]:
     """mapPartitions body: map each task's triples from task-local keys to
-    term ids with the task's slice of the key -> id map (a dense numpy
-    lookup) and write ``parsed_dir/encoded/task-N.parquet``; yields the
-    number of triples per task."""
-    import glob
-
+    term ids (a dense numpy lookup) and write
+    ``parsed_dir/encoded/task-N.parquet``; yields the number of triples per
+    task.  The lookup comes from the task's slice of the key -> id map
+    (``keymap_dir/task=N``) or, ``by_hash``, from the task's own term rows
+    and the whole hash -> id table in ``keymap_dir`` (a map-side join, for
+    dictionaries small enough for every task to read)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     os.makedirs(f"{parsed_dir}/encoded", exist_ok=True)
+    by_h = _hash_ids(keymap_dir) if by_hash else None
     for tid in tasks:
-        files = sorted(glob.glob(f"{keymap_dir}/task={tid}/*.parquet"))
-        tables = [pq.read_table(f, columns=["key", "id"]) for f in files]
-        keys = np.concatenate([t.column("key").to_numpy() for t in tables]) if tables else np.zeros(0, np.int64)
-        ids = np.concatenate([t.column("id").to_numpy() for t in tables]) if tables else np.zeros(0, np.int64)
+        if by_h is None:
+            keys, ids = _read_columns(sorted(glob.glob(f"{keymap_dir}/task={tid}/*.parquet")), ("key", "id"))
+        else:
+            keys, h = _read_columns([f"{parsed_dir}/terms/task-{tid:05d}.parquet"], ("key", "h"))
+            hs, hid = by_h
+            pos = np.minimum(np.searchsorted(hs, h), max(len(hs) - 1, 0))
+            if len(h) and not np.array_equal(hs[pos], h):
+                raise RuntimeError(f"task {tid}: a term has no id")
+            ids = hid[pos]
         local = keys & 0xFFFFFFFF
         lookup = np.full(int(local.max()) + 1 if len(local) else 0, -1, dtype=np.int64)
         lookup[local] = ids
@@ -149,3 +157,20 @@ def encode_tasks(parsed_dir: str, keymap_dir: str, tasks: Iterable[int]) -> Iter
         yield n
 
 
+def _read_columns(files: list[str], names: tuple[str, str]):
+    """Two int64 columns of Parquet files, concatenated."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(f, columns=list(names)) for f in files]
+    return tuple(np.concatenate([t.column(n).to_numpy() for t in tables]) if tables else np.zeros(0, np.int64)
+                 for n in names)
+
+
+def _hash_ids(ids_dir: str):
+    """The (h, id) table sorted by h, for ``searchsorted`` lookups."""
+    import numpy as np
+
+    h, ids = _read_columns(sorted(glob.glob(f"{ids_dir}/*.parquet")), ("h", "id"))
+    order = np.argsort(h, kind="stable")
+    return h[order], ids[order]

@@ -24,6 +24,8 @@ import numpy as np
 from trine.store.bulk import Runs, TripleColumns, permutation_runs
 from trine.store.keys import PERMUTATIONS
 
+from .session import whole_waves
+
 _PART = re.compile(r"part-(\d+)")
 COLS = ("s", "p", "o")
 
@@ -47,7 +49,7 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
     out = work / "runs"
     sc.setJobDescription("trine: closure counts and the SPO run")
     par = max(1, sc.defaultParallelism)
-    parts = max(min(par, -(-n // 50_000)), min(1024, -(-n // rows_per_part)), 1)
+    parts = whole_waves(max(min(par, -(-n // 50_000)), min(1024, -(-n // rows_per_part)), 1), par, 1024)
     spo = closure.aggregate(parts).sortWithinPartitions("s", "p", "o") \
         .select(F.col("s").alias("a"), F.col("p").alias("b"), F.col("o").alias("c"), "explicit", "count", "step")
     spo.write.mode("overwrite").option("compression", "snappy").parquet(str(out / "spo"))
@@ -64,7 +66,7 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
         df = base.select(F.lit(idx).alias("perm"), cols[a].alias("a"), cols[b].alias("b"), cols[c].alias("c"))
         union = df if union is None else union.unionByName(df)
     key = ["perm", "a", "b", "c"]
-    parts = max(min(par, -(-n // 10_000)), min(1024, -(-n * 5 // rows_per_part)), 1)
+    parts = whole_waves(max(min(par, -(-n // 10_000)), min(1024, -(-n * 5 // rows_per_part)), 1), par, 1024)
     union.repartitionByRange(parts, *key).sortWithinPartitions(*key) \
         .write.mode("overwrite").partitionBy("perm").option("compression", "snappy").parquet(str(out / "other"))
     return out

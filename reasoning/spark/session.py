@@ -46,9 +46,6 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.driver.maxResultSize": "4g",
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    # collect_list (the dictionary's key lists) stays hash-based instead of
-    # falling back to sort-based aggregation after 128 keys per task.
-    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "4000000",
     # Throughput collector for the short batch JVMs (only at JVM start).
     "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
     "spark.executor.extraJavaOptions": "-XX:+UseParallelGC",
@@ -226,3 +223,12 @@ def stop_session() -> None:
         SparkSession._instantiatedSession = None
         SparkSession._activeSession = None
         _active_key = None
+
+
+def whole_waves(n: int, cores: int, most: int) -> int:
+    """``n`` tasks rounded to a whole number of waves on ``cores`` (7 tasks
+    on 2 cores leave one core idle for the last), staying within ``most``."""
+    if n <= cores:
+        return n
+    up = -(-n // cores) * cores
+    return up if up <= most else max(cores, n // cores * cores)
