@@ -12,7 +12,9 @@ Configuration, in increasing precedence:
 The JVM's own settings (driver memory, extra JVM options) only take effect
 when the first session of the process starts the JVM; later sessions with a
 different master or conf stop the old SparkContext and start a new one in
-the same JVM.
+the same JVM.  The driver JVM maps a class-data archive that trine records
+once per machine (``class_archive_options``; ``TRINE_SPARK_CDS=off`` turns
+it off).
 
 pyspark is imported lazily: importing this module (for ``SparkUnavailable``)
 works on a machine without Spark or Java.
@@ -20,12 +22,15 @@ works on a machine without Spark or Java.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from trine.store.database import StoreError
@@ -62,6 +67,7 @@ class SparkUnavailable(StoreError):
 
 _lock = threading.RLock()
 _java_checked: str | None = None
+_java_ids: dict[str, str] = {}     # java executable -> id of its path and version (archive names)
 _active_key: tuple | None = None
 
 
@@ -74,16 +80,18 @@ def java_executable() -> str | None:
     return shutil.which("java")
 
 
-def _java_major(java: str) -> int | None:
+def _java_version(java: str) -> tuple[int | None, str]:
+    """(major version, the full ``java -version`` text)."""
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+        return None, ""
+    text = out.stderr + out.stdout
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
     if not m:
-        return None
+        return None, text
     major = int(m.group(1))
-    return int(m.group(2) or 0) if major == 1 else major
+    return (int(m.group(2) or 0) if major == 1 else major), text
 
 
 def check_spark() -> None:
@@ -98,10 +106,11 @@ def check_spark() -> None:
         raise SparkUnavailable(JAVA_MESSAGE)
     if _java_checked == java:
         return
-    major = _java_major(java)
+    major, text = _java_version(java)
     if major is None or major < 17:
         raise SparkUnavailable(JAVA_MESSAGE)
     _java_checked = java
+    _java_ids[java] = hashlib.sha1(f"{os.path.realpath(java)}\n{text}".encode()).hexdigest()[:12]
 
 
 def parse_conf(entries: Mapping[str, Any] | Iterable[str] | str | None) -> dict[str, str]:
@@ -163,10 +172,14 @@ def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[st
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if m.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        if SparkContext._gateway is None and "-Dlog4j.configurationFile" not in c.get("spark.driver.extraJavaOptions", ""):
-            # Quiet JVM start: WARN and above, without Spark's banner lines.
-            c["spark.driver.extraJavaOptions"] = (c.get("spark.driver.extraJavaOptions", "")
-                                                  + f" -Dlog4j.configurationFile={_log4j_file()}").strip()
+        if SparkContext._gateway is None:   # options for the JVM about to start
+            opts = c.get("spark.driver.extraJavaOptions", "")
+            if "-Dlog4j.configurationFile" not in opts:
+                # Quiet JVM start: WARN and above, without Spark's banner lines.
+                opts += f" -Dlog4j.configurationFile={_log4j_file()}"
+            java = java_executable()
+            opts += " " + class_archive_options(_java_ids.get(java or "", ""), opts)
+            c["spark.driver.extraJavaOptions"] = opts.strip()
         builder = SparkSession.builder.master(m).appName("trine")
         for k, v in c.items():
             builder = builder.config(k, v)
@@ -232,3 +245,74 @@ def whole_waves(n: int, cores: int, most: int) -> int:
         return n
     up = -(-n // cores) * cores
     return up if up <= most else max(cores, n // cores * cores)
+
+
+# --- class-data archive -----------------------------------------------------------------
+#: ``off`` (or 0/false/no) disables the archive.
+CDS_ENV = "TRINE_SPARK_CDS"
+#: 0xf00baba8, the magic of a dynamic archive; HotSpot writes the header after
+#: every region, so a file that starts with it is complete.
+_DYNAMIC_MAGIC = bytes.fromhex("a8ab0bf0")
+_STALE_SECONDS = 3600
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "trine"
+
+
+def class_archive_options(java_id: str, jvm_options: str = "") -> str:
+    """JVM options for an application class-data archive (AppCDS) of the driver.
+
+    A Spark JVM spends seconds loading and verifying its classes, and the
+    code of every first job runs cold.  The first session on a machine
+    records its classes when its JVM exits (``-XX:ArchiveClassesAtExit``,
+    into a file of its own); a later session promotes that file once it is
+    complete and maps it (``-XX:SharedArchiveFile``): start 5 s -> 2.5 s,
+    a LUBM(50) load 77 s -> 70 s, LUBM(1) 19 s -> 14 s.  The recording
+    session itself is slower (LUBM(1) 25 s).  The archive (about 190 MB)
+    lives in ``~/.cache/trine``, one per pyspark version and Java build.
+    Nothing is added when ``TRINE_SPARK_CDS=off``, when ``jvm_options``
+    already name an archive, or when the cache cannot be written.
+    """
+    setting = os.environ.get(CDS_ENV, "").strip()
+    if setting.lower() in ("0", "off", "false", "no") or not java_id:
+        return ""
+    if any(o in jvm_options for o in ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")):
+        return ""
+    try:
+        import pyspark
+        path = cache_dir() / f"spark-{pyspark.__version__}-{java_id}.jsa"
+        quiet = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+        _promote_recording(path)
+        if path.is_file():
+            return f"-XX:SharedArchiveFile={path} {quiet}"
+        if _recordings(path):
+            return ""   # another session is recording (its JVM writes at exit)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return f"-XX:ArchiveClassesAtExit={path}.new-{os.getpid()} {quiet}"
+    except OSError:
+        return ""
+
+
+def _recordings(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".new-*")) if path.parent.is_dir() else []
+
+
+def _promote_recording(path: Path) -> None:
+    """Move a complete recorded archive into place when there is none (and
+    drop archives of other pyspark versions or Java builds); remove other
+    complete recordings, and incomplete ones nobody finished in an hour."""
+    for f in _recordings(path):
+        try:
+            with open(f, "rb") as r:
+                complete = r.read(4) == _DYNAMIC_MAGIC
+            if complete and not path.is_file():
+                os.replace(f, path)
+                for old in path.parent.glob("spark-*.jsa"):
+                    if old != path:
+                        old.unlink(missing_ok=True)
+            elif complete or time.time() - f.stat().st_mtime > _STALE_SECONDS:
+                f.unlink(missing_ok=True)
+        except FileNotFoundError:   # another session moved or removed it
+            continue

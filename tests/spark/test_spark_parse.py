@@ -20,3 +20,15 @@ def test_expand_inputs_walks_directories_in_order(tmp_path):
     assert [f.gzip for f in files] == [True, False, False]
     with pytest.raises(FileNotFoundError):
         parse.expand_inputs([tmp_path / "missing.nt"], tmp_path / "spool")
+
+
+@pytest.mark.parametrize("n, cores, most, want", [
+    (1, 2, 8, 1), (2, 2, 8, 2), (7, 2, 8, 8), (5, 2, 1024, 6), (8, 2, 8, 8),
+    (7, 3, 8, 6), (9, 4, 10, 8), (3, 4, 8, 3)])
+def test_task_counts_fill_whole_waves(n, cores, most, want):
+    from trine.reasoning.spark.session import whole_waves
+
+    got = whole_waves(n, cores, most)
+    assert got == want
+    assert got <= max(n, most)
+    assert got <= cores or got % cores == 0
