@@ -61,6 +61,7 @@ def spark_once(files: list[str], store_dir: str, runs: str = "auto") -> dict[str
         "seconds": wall, "stages": sec, "input_triples": rep.input_triples, "explicit": rep.explicit,
         "triples": n, "rounds": rep.rounds, "new_per_round": rep.new_per_round, "new_terms": rep.new_terms,
         "runs_mode": rep.runs, "entries_appended": rep.entries_appended,
+        "jvm_class_archive": rep.jvm_class_archive,
         "append_entries_per_second": rep.entries_appended / sec["append"] if sec.get("append") else None,
         "input_triples_per_second": rep.input_triples / wall if wall else None,
         "input_triples_per_second_after_start": (rep.input_triples / (wall - sec.get("start", 0))

@@ -46,6 +46,7 @@ from trine.store.database import Database, StoreError
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
 
 from . import parse
+from . import session
 from .session import SparkUnavailable, check_spark, get_session
 
 __all__ = ["load_spark", "materialise_files", "SparkUnavailable", "SparkLoadReport"]
@@ -67,6 +68,7 @@ class SparkLoadReport(LoadReport):
     master: str = ""
     runs: str = ""
     exact_dictionary: bool = False
+    jvm_class_archive: str = ""        # see session.class_archive_options
 
 
 @dataclass
@@ -207,6 +209,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     try:
         spark = get_session(master, conf)
         rep.master = spark.sparkContext.master
+        rep.jvm_class_archive = session.jvm_class_archive
         rep.seconds["start"] = lap()
         ex = _read_existing(db, work)
         files = parse.expand_inputs(paths, work / "stdin")

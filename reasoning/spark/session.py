@@ -68,6 +68,9 @@ class SparkUnavailable(StoreError):
 _lock = threading.RLock()
 _java_checked: str | None = None
 _java_ids: dict[str, str] = {}     # java executable -> id of its path and version (archive names)
+#: How this process's driver JVM uses the class-data archive: "mapped",
+#: "recording", "off", or "" before the JVM starts.
+jvm_class_archive = ""
 _active_key: tuple | None = None
 
 
@@ -150,7 +153,7 @@ def effective_settings(master: str | None = None,
 
 def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[str] | str | None = None):
     """The process's SparkSession for these settings (created or reused)."""
-    global _active_key
+    global _active_key, jvm_class_archive
     check_spark()
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
@@ -178,8 +181,11 @@ def get_session(master: str | None = None, conf: Mapping[str, Any] | Iterable[st
                 # Quiet JVM start: WARN and above, without Spark's banner lines.
                 opts += f" -Dlog4j.configurationFile={_log4j_file()}"
             java = java_executable()
-            opts += " " + class_archive_options(_java_ids.get(java or "", ""), opts)
+            archive = class_archive_options(_java_ids.get(java or "", ""), opts)
+            opts += " " + archive
             c["spark.driver.extraJavaOptions"] = opts.strip()
+            jvm_class_archive = ("mapped" if "SharedArchiveFile" in archive
+                                 else "recording" if "ArchiveClassesAtExit" in archive else "off")
         builder = SparkSession.builder.master(m).appName("trine")
         for k, v in c.items():
             builder = builder.config(k, v)
