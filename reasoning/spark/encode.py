@@ -112,7 +112,8 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
     if by_hash:
         term_ids.write.mode("overwrite").parquet(str(keymap_dir))
     else:
-        terms.select("key", F.col(group_column(exact))).join(term_ids, group_column(exact)) \
+        group = group_column(exact)
+        terms.select("key", group).join(term_ids, group) \
             .select("key", "id").withColumn("task", F.shiftright("key", parse.TASK_SHIFT)) \
             .write.mode("overwrite").partitionBy("task").parquet(str(keymap_dir))
     task_ids = [s[0] for s in summaries]
@@ -141,7 +142,6 @@ def size_partitions(spark, rows: int) -> None:
     par = max(1, sc.defaultParallelism)
     n = max(1, min(base, -(-rows // ROWS_PER_PARTITION), 4 * par))
     spark.conf.set("spark.sql.shuffle.partitions", str(whole_waves(n, par, base)))
-
 
 
 def group_column(exact: bool) -> str:
