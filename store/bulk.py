@@ -314,24 +314,26 @@ def permutation_runs(cols: TripleColumns, spo_sorted: bool = False, chunk_rows: 
         cols = TripleColumns(*(x[order] for x in (cols.s, cols.p, cols.o, cols.explicit, cols.count, cols.step)))
     spo = (cols.s, cols.p, cols.o)
     others = [name for name in PERMUTATIONS if name != "spo"]
-    pending: dict[str, concurrent.futures.Future] = {}
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="trine-sort")
+    ahead: dict[str, concurrent.futures.Future] = {}
+
+    def sort_ahead(name: str) -> None:
+        if name not in ahead:
+            ahead[name] = pool.submit(_sorted_permutation, spo, name)
 
     def sorted_order(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        future = pending.pop(name, None) or pool.submit(_sorted_permutation, spo, name)
-        later = others[others.index(name) + 1:] if name in others else others
-        if later and later[0] not in pending:
-            pending[later[0]] = pool.submit(_sorted_permutation, spo, later[0])
-        try:
-            return future.result()
-        finally:
-            if not later:
-                pool.shutdown(wait=False)
+        sort_ahead(name)
+        future = ahead.pop(name)
+        i = others.index(name)
+        if i + 1 < len(others):
+            sort_ahead(others[i + 1])
+        else:
+            pool.shutdown(wait=False)   # the last order: the thread ends once it is sorted
+        return future.result()
 
     def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
         if name == "spo":
-            if others[0] not in pending:
-                pending[others[0]] = pool.submit(_sorted_permutation, spo, others[0])
+            sort_ahead(others[0])
             yield from _slices(chunk_rows, a=cols.s, b=cols.p, c=cols.o, explicit=cols.explicit,
                                count=cols.count, step=cols.step)
             return

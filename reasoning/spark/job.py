@@ -45,8 +45,7 @@ from trine.store.bulk import build_environment_from_runs
 from trine.store.database import Database, StoreError
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
 
-from . import parse
-from . import session
+from . import parse, session
 from .session import SparkUnavailable, check_spark, get_session
 
 __all__ = ["load_spark", "materialise_files", "SparkUnavailable", "SparkLoadReport"]
