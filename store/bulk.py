@@ -18,7 +18,7 @@ import struct
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 import lmdb
 import numpy as np
@@ -218,7 +218,8 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
                                 runs: Runs | Callable[[], tuple[Runs, int]], next_serial: int,
                                 n_triples: int | None, map_size: int,
                                 namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
-                                on_stage: Callable[[str, int], None] | None = None) -> dict[str, int]:
+                                on_stage: Callable[[str, int], None] | None = None,
+                                index_order: Sequence[str] = tuple(PERMUTATIONS)) -> dict[str, int]:
     """Write a complete store environment into the empty directory ``path``.
 
     ``dictionary`` yields (ids, utf-8 terms, term hashes or None) chunks in
@@ -226,10 +227,14 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
     be included; a hash is ``trine.store.txn.term_hash`` as a signed
     big-endian int64, computed here when None); ``runs(name)`` yields the
     row groups of one permutation's run in key order (SPO's with explicit,
-    count and step).  Every database is filled with ``putmulti(append=True)``
-    in one write transaction.  Returns the number of entries per database
+    count and step).  The indexes are filled in ``index_order``, and a run is
+    asked for only when its turn comes, so a late run may still be in the
+    making.  Every database is filled with ``putmulti(append=True)`` in one
+    write transaction.  Returns the number of entries per database
     (and ``n_explicit``).
     """
+    if sorted(index_order) != sorted(PERMUTATIONS):
+        raise ValueError(f"index_order must name each of {', '.join(PERMUTATIONS)} once")
     env = _open_env(path, readonly=False, map_size=map_size)
     written: dict[str, int] = {}
     try:
@@ -277,7 +282,7 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
             if n_triples is None:
                 runs, n_triples = runs()
             n_explicit = 0
-            for name in PERMUTATIONS:
+            for name in index_order:
                 n = 0
                 for chunk in runs(name):
                     _check_ids(chunk["a"], chunk["b"], chunk["c"])
@@ -304,43 +309,55 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
 
 def permutation_runs(cols: TripleColumns, spo_sorted: bool = False, chunk_rows: int = 1 << 20) -> Runs:
     """``runs(name)`` for ``build_environment_from_runs`` from in-memory
-    columns: every order is one sort of packed keys (``sort_triples``).
-    While one index is appended the next order is sorted in a helper
-    thread (numpy sorts, and py-lmdb's puts, run without the GIL: on
-    LUBM(50) this hides 4 of the 17 seconds), so at most two sorted copies
-    are held."""
+    columns: SPO (with the records) from ``cols``, every other order one
+    sort of packed keys (``OtherOrders``)."""
     if not spo_sorted:
         order = sort_order(cols.s, cols.p, cols.o)
         cols = TripleColumns(*(x[order] for x in (cols.s, cols.p, cols.o, cols.explicit, cols.count, cols.step)))
-    spo = (cols.s, cols.p, cols.o)
-    others = [name for name in PERMUTATIONS if name != "spo"]
-    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="trine-sort")
-    ahead: dict[str, concurrent.futures.Future] = {}
-
-    def sort_ahead(name: str) -> None:
-        if name not in ahead:
-            ahead[name] = pool.submit(_sorted_permutation, spo, name)
-
-    def sorted_order(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        sort_ahead(name)
-        future = ahead.pop(name)
-        i = others.index(name)
-        if i + 1 < len(others):
-            sort_ahead(others[i + 1])
-        else:
-            pool.shutdown(wait=False)   # the last order: the thread ends once it is sorted
-        return future.result()
+    others = OtherOrders(cols.s, cols.p, cols.o, chunk_rows)
 
     def runs(name: str) -> Iterator[dict[str, np.ndarray]]:
-        if name == "spo":
-            sort_ahead(others[0])
-            yield from _slices(chunk_rows, a=cols.s, b=cols.p, c=cols.o, explicit=cols.explicit,
-                               count=cols.count, step=cols.step)
-            return
-        a, b, c = sorted_order(name)
-        yield from _slices(chunk_rows, a=a, b=b, c=c)
+        if name != "spo":
+            return others(name)
+        others.sort_ahead(OTHER_ORDERS[0])
+        return _slices(chunk_rows, a=cols.s, b=cols.p, c=cols.o, explicit=cols.explicit,
+                       count=cols.count, step=cols.step)
 
     return runs
+
+
+OTHER_ORDERS = tuple(name for name in PERMUTATIONS if name != "spo")
+
+
+class OtherOrders:
+    """``runs(name)`` for the five orders other than SPO, from the columns of
+    a set of triples in any order (each order is one ``sort_triples``).
+
+    Asked for in ``OTHER_ORDERS`` order, the next order is sorted in a
+    helper thread while the current one is appended (numpy sorts, and
+    py-lmdb's puts, run without the GIL: on LUBM(50) this hides 4 of the 17
+    seconds of a load's writes), so at most two sorted copies are held."""
+
+    def __init__(self, s: np.ndarray, p: np.ndarray, o: np.ndarray, chunk_rows: int = 1 << 20):
+        self.spo = (s, p, o)
+        self.chunk_rows = chunk_rows
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="trine-sort")
+        self.ahead: dict[str, concurrent.futures.Future] = {}
+
+    def sort_ahead(self, name: str) -> None:
+        if name not in self.ahead:
+            self.ahead[name] = self.pool.submit(_sorted_permutation, self.spo, name)
+
+    def __call__(self, name: str) -> Iterator[dict[str, np.ndarray]]:
+        self.sort_ahead(name)
+        future = self.ahead.pop(name)
+        i = OTHER_ORDERS.index(name)
+        if i + 1 < len(OTHER_ORDERS):
+            self.sort_ahead(OTHER_ORDERS[i + 1])
+        else:
+            self.pool.shutdown(wait=False)   # the last order: the thread ends once it is sorted
+        a, b, c = future.result()
+        return _slices(self.chunk_rows, a=a, b=b, c=c)
 
 
 def _sorted_permutation(spo: tuple[np.ndarray, ...], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

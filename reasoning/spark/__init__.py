@@ -23,11 +23,16 @@ Pipeline (one module each):
 * encode.py: the dictionary in Spark (group on 64-bit term hashes, join with
   the existing dictionary, number new terms by first occurrence with a
   distributed zipWithIndex), triples mapped to ids, deduplicated.
-* closure.py: semi-naive rounds = naive stages; schema triples (re)collected
-  into the driver every round and broadcast; counts from one aggregation
-  over all fired rule instances.
-* runs.py: the aggregation writes the SPO run sorted (range partitions),
-  Spark or the driver produce the five other orders, and
+* fixed_schema.py: when the data cannot change the schema (the usual case),
+  the closure in two passes: the schema closed in the driver, every triple's
+  step from one broadcast join of the explicit triples with least-height
+  tables, counts from one aggregation over the closure's rule instances.
+* closure.py: anything else by semi-naive rounds = naive stages; schema
+  triples (re)collected into the driver every round and broadcast; counts
+  from one aggregation over all fired rule instances.
+* runs.py: the aggregation writes the SPO run sorted (range partitions);
+  Spark, or the driver while Spark still counts, produces the five other
+  orders; and
   ``trine.store.bulk.build_environment_from_runs`` appends them all into a fresh LMDB
   environment with ``putmulti(append=True)``; ``Database.replace`` swaps it
   in only when complete.

@@ -26,6 +26,7 @@ head over all rounds: one aggregation at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from trine.store.keys import KIND_MASK, MAX_STEP
@@ -43,6 +44,12 @@ class ClosureResult:
     n_explicit: int
     rounds: int
     new_per_round: list[int] = field(default_factory=list)
+    # The closure's triples (s, p, o), without records: known before, and much
+    # cheaper than, the aggregation of the counts; ``triples_dir``: where they
+    # already are as Parquet (columns s, p, o and more), if anywhere.
+    triples: object = None
+    triples_dir: Path | None = None
+    method: str = "rounds"       # or "fixed schema" (fixed_schema.py)
 
     def aggregate(self, range_partitions: int | None = None):
         """The closure (s, p, o, explicit, count, step): one aggregation over
@@ -98,6 +105,11 @@ class Schema:
             (o_new if st == prev else o_old).append((b, c))
         return p_new, p_old, o_new, o_old
 
+    def all_rule_rows(self) -> tuple[list, list]:
+        """Every rule table row, whatever its step: (R3/R5/R6, R4)."""
+        p_new, p_old, o_new, o_old = self.rule_rows(-1)
+        return p_new + p_old, o_new + o_old
+
 
 def local_frame(spark, rows: list[tuple[int, ...]], names: tuple[str, ...]):
     """A small DataFrame of integers as an inline table (a LocalRelation:
@@ -116,7 +128,7 @@ def count_and_schema(F, df) -> tuple[int, list[tuple[int, int, int]]]:
     return df.count(), [(r[0], r[1], r[2]) for r in schema]
 
 
-def _by_predicate(F, data, rows, spark):
+def by_predicate(F, data, rows, spark):
     """R3, R5, R6 instances: data triples joined on their predicate."""
     rules = local_frame(spark, rows, ("jp", "mode", "c"))
     j = data.join(F.broadcast(rules), data.p == rules.jp)
@@ -127,7 +139,7 @@ def _by_predicate(F, data, rows, spark):
                     F.when(mode == R3, o).otherwise(c).alias("o"))
 
 
-def _by_type_object(F, data, rows, spark):
+def by_type_object(F, data, rows, spark):
     """R4 instances: (A type B) joined on B with (B sco C)."""
     rules = local_frame(spark, rows, ("b", "c"))
     typ = data.filter(F.col("p") == TYPE)
@@ -135,10 +147,23 @@ def _by_type_object(F, data, rows, spark):
     return j.select(F.col("s"), F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"))
 
 
-def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]],
-          progress: Callable[[str, int], None] | None = None, max_rounds: int = MAX_STEP) -> ClosureResult:
+def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]], work: Path,
+          progress: Callable[[str, int], None] | None = None, rounds: bool = False) -> ClosureResult:
     """The closure of ``explicit`` (a materialised DataFrame of distinct (s, p, o)
-    longs; ``schema_rows`` are its triples with a schema predicate)."""
+    longs; ``schema_rows`` are its triples with a schema predicate): in two
+    passes when the data cannot change the schema (fixed_schema.py), else
+    (or with ``rounds``) by semi-naive rounds.  ``work``: a directory for
+    intermediate files."""
+    from .fixed_schema import close_fixed_schema, fixed_schema
+
+    if not rounds and fixed_schema(schema_rows):
+        return close_fixed_schema(spark, explicit, n_explicit, schema_rows, work, progress)
+    return close_by_rounds(spark, explicit, n_explicit, schema_rows, progress)
+
+
+def close_by_rounds(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]],
+                    progress: Callable[[str, int], None] | None = None, max_rounds: int = MAX_STEP) -> ClosureResult:
+    """The closure by semi-naive rounds (any input)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -163,13 +188,13 @@ def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, in
         small = schema.transitive_heads(SPO, prev) + schema.transitive_heads(SCO, prev)
         parts = []
         if p_new:
-            parts.append(_by_predicate(F, known, p_new, spark))
+            parts.append(by_predicate(F, known, p_new, spark))
         if p_old:
-            parts.append(_by_predicate(F, delta, p_old, spark))
+            parts.append(by_predicate(F, delta, p_old, spark))
         if o_new:
-            parts.append(_by_type_object(F, known, o_new, spark))
+            parts.append(by_type_object(F, known, o_new, spark))
         if o_old:
-            parts.append(_by_type_object(F, delta, o_old, spark))
+            parts.append(by_type_object(F, delta, o_old, spark))
         if small:
             parts.append(local_frame(spark, small, ("s", "p", "o")))
         if not parts:
@@ -206,4 +231,8 @@ def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, in
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part)
-    return ClosureResult(rows, n_explicit + sum(new_per_round), n_explicit, len(new_per_round), new_per_round)
+    triples = deltas[0]
+    for d in deltas[1:]:
+        triples = triples.unionByName(d)
+    return ClosureResult(rows, n_explicit + sum(new_per_round), n_explicit, len(new_per_round), new_per_round,
+                         triples)

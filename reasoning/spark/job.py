@@ -41,7 +41,7 @@ import numpy as np
 from trine.reasoning.load import LoadReport
 from trine.reasoning.rules import RULESET_NAME
 from trine.store.arrays import unique
-from trine.store.bulk import build_environment_from_runs
+from trine.store.bulk import OTHER_ORDERS, build_environment_from_runs
 from trine.store.database import Database, StoreError
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
 
@@ -51,8 +51,8 @@ from .session import SparkUnavailable, check_spark, get_session
 __all__ = ["load_spark", "materialise_files", "SparkUnavailable", "SparkLoadReport"]
 
 Progress = Callable[[str, int], None]
-# Up to this many triples the driver derives five of the six orders in memory
-# (about 40 bytes a triple) instead of Spark sorting them.
+# Up to this many triples the driver sorts five of the six orders in memory
+# (about 40 bytes a triple), while Spark counts, instead of Spark sorting them.
 SPO_RUNS_MAX = 50_000_000
 
 
@@ -62,6 +62,7 @@ class SparkLoadReport(LoadReport):
 
     rounds: int = 0
     new_per_round: list[int] = field(default_factory=list)
+    closure: str = ""                  # "fixed schema" or "rounds" (closure.close)
     new_terms: int = 0
     entries_appended: int = 0
     master: str = ""
@@ -185,8 +186,9 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     files go (shared storage for a cluster; default a temporary directory in
     the store directory, always removed unless ``keep_work_dir``); ``runs``:
     ``"six"`` (Spark sorts all six permutations; the driver streams them with
-    bounded memory), ``"spo"`` (Spark sorts SPO, the driver derives the other
-    orders in memory: faster on a small machine) or ``"auto"`` (``"spo"`` up
+    bounded memory), ``"spo"`` (Spark sorts SPO; the driver sorts the other
+    orders in memory and appends them while Spark counts: faster on a
+    small machine) or ``"auto"`` (``"spo"`` up
     to SPO_RUNS_MAX triples); ``exact``: group terms on their strings rather
     than their 64-bit hashes (done anyway when a hash collision shows).
     Raises SparkUnavailable without Java/pyspark, ParseError on a bad line
@@ -199,7 +201,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     check_spark()
     from .closure import close
     from .encode import encode, new_dictionary
-    from .runs import read_run, run_dir, spo_orders, write_runs
+    from .runs import DriverOrders, read_run, run_dir, write_runs, write_triples
 
     rep = SparkLoadReport(engine="spark")
     lap = _timer()
@@ -218,9 +220,12 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         rep.exact_dictionary = enc.exact
         rep.seconds["encode"] = lap()
         # The new environment is built in a thread from here on: the dictionary
-        # is appended while Spark computes the closure, the indexes once the
-        # runs are written (``runs_ready``); a Spark failure aborts the build.
+        # is appended while Spark computes the closure, the indexes once their
+        # runs are written (``runs_ready``; with runs="spo" the five orders
+        # other than SPO while Spark still counts, SPO after ``spo_ready``).
+        # A Spark failure aborts the build.
         runs_ready: Future = Future()
+        spo_ready: Future = Future()
         written: dict[str, int] = {}
         map_size = max(1 << 30, 2 * (4000 * (enc.input_triples + ex.n_triples) + 2 * ex.env_bytes
                                      + 4 * _dir_bytes(enc.parsed_dir / "terms") + (64 << 20)))
@@ -232,7 +237,8 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
                                   new_dictionary(enc.parsed_dir, enc.new_ids_dir)),
                 runs=lambda: runs_ready.result()[:2], next_serial=enc.next_serial, n_triples=None,
                 map_size=map_size, namespaces=ex.namespaces, ruleset=RULESET_NAME,
-                on_stage=(lambda stage, n: progress("append", n)) if progress else None))
+                on_stage=(lambda stage, n: progress("append", n)) if progress else None,
+                index_order=OTHER_ORDERS + ("spo",)))
             expected = runs_ready.result()[2]
             if written["n_explicit"] != expected:
                 raise RuntimeError(f"the SPO run holds {written['n_explicit']} explicit triples, "
@@ -242,21 +248,26 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         try:
             if progress:
                 progress("closure", 0)
-            cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
+            cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, work, progress)
             rep.explicit, rep.triples = cl.n_explicit, cl.n_triples
-            rep.rounds, rep.new_per_round = cl.rounds, cl.new_per_round
+            rep.rounds, rep.new_per_round, rep.closure = cl.rounds, cl.new_per_round, cl.method
             rep.seconds["closure"] = lap()
             mode = runs if runs != "auto" else ("spo" if cl.n_triples <= SPO_RUNS_MAX else "six")
+            if mode == "spo":
+                orders = DriverOrders(write_triples(spark, cl, work), spo_ready.result)
+                runs_ready.set_result((orders, cl.n_triples, cl.n_explicit))
             runs_dir = write_runs(spark, cl, work, mode=mode)
+            spo_ready.set_result(runs_dir)
             if progress:
                 progress("runs", cl.n_triples)
             rep.runs = mode
             rep.seconds["runs"] = lap()
-            runs_fn = (spo_orders(run_dir(runs_dir, "spo")) if mode == "spo"
-                       else (lambda name: read_run(run_dir(runs_dir, name))))
-            runs_ready.set_result((runs_fn, cl.n_triples, cl.n_explicit))
+            if mode == "six":
+                runs_ready.set_result((lambda name: read_run(run_dir(runs_dir, name)), cl.n_triples, cl.n_explicit))
         except BaseException as e:
-            runs_ready.set_exception(_Aborted(e))
+            for future in (runs_ready, spo_ready):
+                if not future.done():
+                    future.set_exception(_Aborted(e))
             builder.join()
             raise
         builder.join()
@@ -330,7 +341,7 @@ def materialise_files(paths: Sequence[str | os.PathLike], out: str | os.PathLike
         spark = get_session(master, conf)
         files = parse.expand_inputs(paths, work / "stdin")
         enc = encode(spark, files, work, FIRST_FREE_SERIAL, None, 0, None, skip_invalid, progress)
-        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, progress)
+        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, work, progress)
         spark.sparkContext.setJobDescription("trine: export")
         known = spark.read.schema("first long, id long").parquet(str(enc.new_ids_dir)).select("id", "first")
         strings = spark.read.schema(parse.TERMS_SCHEMA).parquet(str(enc.parsed_dir / "terms")) \

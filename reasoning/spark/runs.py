@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
-from trine.store.bulk import Runs, TripleColumns, permutation_runs
+from trine.store.bulk import OtherOrders
 from trine.store.keys import PERMUTATIONS
 
 from .session import whole_waves
@@ -38,8 +38,8 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
     aggregated, so one shuffle both counts and sorts.  ``mode="six"``: a
     second job range-partitions the union of the other five permutations on
     (perm, a, b, c) and writes ``runs/other/perm=<i>/part-*`` (``i`` indexes
-    ``PERMUTATIONS``).  ``mode="spo"``: only the SPO run; the driver derives
-    the other five orders from it (``spo_orders``).  In every directory the
+    ``PERMUTATIONS``).  ``mode="spo"``: only the SPO run; the driver sorts
+    the other five orders itself (``DriverOrders``).  In every directory the
     part files, in partition order, hold the run in key order.
     """
     from pyspark.sql import functions as F
@@ -104,14 +104,58 @@ def read_run(path: Path, columns: list[str] | None = None) -> Iterator[dict[str,
             yield {name: t.column(name).to_numpy() for name in t.column_names}
 
 
-def spo_orders(run: Path) -> Runs:
-    """``runs(name)`` for ``build_environment_from_runs`` from the SPO run
-    alone: it is read into memory once and every other order is sorted from
-    it in the driver (``trine.store.bulk.permutation_runs``)."""
-    chunks = list(read_run(run))
-    cols = {k: (np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, np.int64))
-            for k in ("a", "b", "c", "explicit", "count", "step")}
-    del chunks
-    return permutation_runs(TripleColumns(cols["a"].astype(np.uint32), cols["b"].astype(np.uint32),
-                                          cols["c"].astype(np.uint32), cols["explicit"], cols["count"],
-                                          cols["step"]), spo_sorted=True)
+def write_triples(spark, closure, work: Path) -> Path:
+    """Write the closure's triples (s, p, o), unsorted and without records,
+    to ``work/runs/triples`` (unless they are on disk already): with ``mode="spo"`` the driver sorts and
+    appends the five other orders from them while Spark aggregates the
+    counts for the SPO run (``DriverOrders``)."""
+    if closure.triples_dir is not None:
+        return closure.triples_dir
+    spark.sparkContext.setJobDescription("trine: closure triples")
+    out = work / "runs" / "triples"
+    closure.triples.write.mode("overwrite").option("compression", "snappy").parquet(str(out))
+    return out
+
+
+def triples_digest(s: np.ndarray, p: np.ndarray, o: np.ndarray) -> int:
+    """An order-independent digest of a set of triples (a wrapping sum of a
+    mix of each row): what the SPO run and the triples must agree on."""
+    u = np.uint64
+    mixed = (s.astype(u) * u(0x9E3779B97F4A7C15)) ^ (p.astype(u) * u(0xC2B2AE3D27D4EB4F)) \
+        ^ (o.astype(u) * u(0x165667B19E3779F9))
+    return int(mixed.sum(dtype=u))
+
+
+class DriverOrders:
+    """``runs(name)`` for ``build_environment_from_runs`` with ``mode="spo"``.
+
+    The five orders other than SPO are sorted in the driver from the
+    closure's triples (``write_triples``), read when first asked for; the
+    SPO run is streamed from Spark's output once ``spo_dir()`` (which may
+    block until Spark has written it) returns, and checked against the
+    triples' digest as it goes.  Append the other orders first: they are
+    ready while Spark is still counting."""
+
+    def __init__(self, triples_dir: Path, spo_dir: Callable[[], Path]):
+        self.triples_dir = triples_dir
+        self.spo_dir = spo_dir
+        self.others: OtherOrders | None = None
+        self.digest: int | None = None
+
+    def __call__(self, name: str) -> Iterator[dict[str, np.ndarray]]:
+        if self.others is None:
+            chunks = list(read_run(self.triples_dir, list(COLS)))
+            s, p, o = (np.concatenate([c[k] for c in chunks]).astype(np.uint32) if chunks
+                       else np.zeros(0, np.uint32) for k in COLS)
+            del chunks
+            self.digest = triples_digest(s, p, o)
+            self.others = OtherOrders(s, p, o)
+        return self._spo(self.digest) if name == "spo" else self.others(name)
+
+    def _spo(self, expected: int) -> Iterator[dict[str, np.ndarray]]:
+        digest = 0
+        for chunk in read_run(run_dir(self.spo_dir(), "spo")):
+            digest += triples_digest(chunk["a"], chunk["b"], chunk["c"])
+            yield chunk
+        if digest % (1 << 64) != expected:
+            raise RuntimeError("the SPO run and the closure's triples differ")

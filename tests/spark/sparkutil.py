@@ -55,3 +55,21 @@ def random_graph(seed: int, size: int | None = None) -> list[str]:
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def meta_free_graph(seed: int, size: int | None = None) -> list[str]:
+    """Like ``random_graph``, but the rho-df vocabulary appears only as the
+    predicate of schema triples and as rdf:type, so the data cannot change
+    the schema (the Spark closure's two-pass path)."""
+    rnd = random.Random(seed)
+    ex = [f"<http://ex/{c}>" for c in "abcde"]
+    nodes = ex * 2 + ["_:b1", "_:b2"]
+    objects = nodes + ['"x"', '"y"@en']
+    n = size if size is not None else rnd.randint(4, 30)
+    triples = set()
+    while len(triples) < n:
+        if rnd.random() < 0.4:
+            triples.add((rnd.choice(ex), rnd.choice(VOCAB[1:]), rnd.choice(objects)))
+        else:
+            triples.add((rnd.choice(nodes), rnd.choice(ex[:3] + [TYPE]), rnd.choice(objects)))
+    return [f"{s} {p} {o} ." for s, p, o in sorted(triples)]

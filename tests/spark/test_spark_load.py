@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from reference import annotated_lines, closure
-from sparkutil import diff, local_dump, random_graph, spark_dump, write_lines
+from sparkutil import SPO, TYPE, diff, local_dump, meta_free_graph, random_graph, spark_dump, write_lines
 
 from trine import Store
 from trine.store import ntriples
@@ -49,6 +49,35 @@ def test_random_graphs_equal_local_and_reference(spark, tmp_path):
         assert expected == ref, f"seed {seed}: the local engine disagrees with the reference"
         got = spark_dump(tmp_path / f"spark{seed}", [path])
         assert got == expected, f"seed {seed}: " + diff(got, expected)
+
+
+def test_closure_paths(spark, tmp_path, bundled_lubm1, monkeypatch):
+    """Data that cannot change the schema is closed in two passes, anything
+    else by rounds; both give the local (and reference) records."""
+    for seed in range(6):
+        lines = meta_free_graph(seed)
+        path = write_lines(tmp_path / f"m{seed}.nt", lines)
+        expected = annotated_lines(closure(set(ntriples.parse_text("\n".join(lines)))))
+        with Store.open(tmp_path / f"spark{seed}") as s:
+            rep = s.load([str(path)], engine="spark")
+            got = s.dump_lines(annotate=True)
+        assert rep.closure == "fixed schema"
+        assert got == expected, f"seed {seed}: " + diff(got, expected)
+    meta = write_lines(tmp_path / "meta.nt", [f"<http://ex/p> {SPO} {TYPE} .",
+                                              "<http://ex/a> <http://ex/p> <http://ex/C> ."])
+    with Store.open(tmp_path / "meta") as s:
+        assert s.load([str(meta)], engine="spark").closure == "rounds"
+        assert (s.dump_lines() == sorted(["<http://ex/a> <http://ex/p> <http://ex/C> .",
+                                          f"<http://ex/a> {TYPE} <http://ex/C> .", f"<http://ex/p> {SPO} {TYPE} ."]))
+
+    from trine.reasoning.spark import fixed_schema
+    monkeypatch.setattr(fixed_schema, "fixed_schema", lambda rows: False)
+    expected = local_dump(tmp_path / "local", bundled_lubm1)
+    with Store.open(tmp_path / "rounds") as s:
+        rep = s.load([str(f) for f in bundled_lubm1], engine="spark")
+        got = s.dump_lines(annotate=True)
+    assert rep.closure == "rounds" and rep.rounds == 3
+    assert got == expected, diff(got, expected)
 
 
 def test_many_files_directories_and_gzip(spark, tmp_path):
