@@ -15,6 +15,7 @@ import concurrent.futures
 import itertools
 import os
 import struct
+import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,7 +220,8 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
                                 n_triples: int | None, map_size: int,
                                 namespaces: Iterable[tuple[str, str]] = (), ruleset: str = "rhodf",
                                 on_stage: Callable[[str, int], None] | None = None,
-                                index_order: Sequence[str] = tuple(PERMUTATIONS)) -> dict[str, int]:
+                                index_order: Sequence[str] = tuple(PERMUTATIONS),
+                                timings: dict[str, float] | None = None) -> dict[str, int]:
     """Write a complete store environment into the empty directory ``path``.
 
     ``dictionary`` yields (ids, utf-8 terms, term hashes or None) chunks in
@@ -231,7 +233,8 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
     asked for only when its turn comes, so a late run may still be in the
     making.  Every database is filled with ``putmulti(append=True)`` in one
     write transaction.  Returns the number of entries per database
-    (and ``n_explicit``).
+    (and ``n_explicit``); ``timings["append"]`` gets the seconds spent
+    writing (not waiting for chunks or runs).
     """
     if sorted(index_order) != sorted(PERMUTATIONS):
         raise ValueError(f"index_order must name each of {', '.join(PERMUTATIONS)} once")
@@ -249,7 +252,9 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
                                      dictionary)
             n_terms = 0
             last = -1
+            busy = 0.0
             for ids, terms, hashes in chunks:
+                t0 = time.perf_counter()
                 if len(ids) == 0:
                     continue
                 _check_ids(ids)
@@ -265,7 +270,9 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
                     hashes = np.frombuffer(b"".join(map(term_hash, terms)), dtype=">u8")
                 all_hashes.append(np.asarray(hashes).astype(">i8").view(">u8").astype(np.uint64))
                 n_terms += added
+                busy += time.perf_counter() - t0
             written["i2t"] = n_terms
+            t0 = time.perf_counter()
             ids = np.concatenate(all_ids)
             hashes = np.concatenate(all_hashes)
             order = np.lexsort((ids, hashes))
@@ -277,6 +284,7 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
                 raise RuntimeError("t2i: append out of order")
             written["t2i"] = added
             del hkeys, hvals
+            busy += time.perf_counter() - t0
             if on_stage:
                 on_stage("dictionary", n_terms)
             if n_triples is None:
@@ -285,8 +293,10 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
             for name in index_order:
                 n = 0
                 for chunk in runs(name):
+                    t0 = time.perf_counter()
                     _check_ids(chunk["a"], chunk["b"], chunk["c"])
                     n += append_index(txn, dbs[name], name, chunk)
+                    busy += time.perf_counter() - t0
                     if name == "spo":
                         n_explicit += int(np.count_nonzero(chunk["explicit"]))
                 if n != n_triples:
@@ -298,6 +308,8 @@ def build_environment_from_runs(path: Path, dictionary: DictionaryChunks,
             txn.put(b"next_serial", _U64.pack(next_serial), db=meta)
             txn.put(b"n_triples", _U64.pack(n_triples), db=meta)
             txn.put(b"n_explicit", _U64.pack(n_explicit), db=meta)
+            if timings is not None:
+                timings["append"] = busy
             for prefix, ns in namespaces:
                 txn.put(prefix.encode(), ns.encode(), db=dbs["ns"])
         env.sync(True)

@@ -147,17 +147,25 @@ def by_type_object(F, data, rows, spark):
     return j.select(F.col("s"), F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"))
 
 
-def close(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]], work: Path,
+def close(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
           progress: Callable[[str, int], None] | None = None, rounds: bool = False) -> ClosureResult:
-    """The closure of ``explicit`` (a materialised DataFrame of distinct (s, p, o)
-    longs; ``schema_rows`` are its triples with a schema predicate): in two
-    passes when the data cannot change the schema (fixed_schema.py), else
-    (or with ``rounds``) by semi-naive rounds.  ``work``: a directory for
+    """The closure of ``explicit`` (a DataFrame of (s, p, o) longs, repeats
+    allowed; ``schema_rows`` are its distinct triples with a schema
+    predicate): in two passes when the data cannot change the schema
+    (fixed_schema.py; its aggregation removes the repeats), else (or with
+    ``rounds``) by semi-naive rounds.  ``work``: a directory for
     intermediate files."""
+    from pyspark.sql import functions as F
+
     from .fixed_schema import close_fixed_schema, fixed_schema
 
     if not rounds and fixed_schema(schema_rows):
-        return close_fixed_schema(spark, explicit, n_explicit, schema_rows, work, progress)
+        return close_fixed_schema(spark, explicit, schema_rows, work, progress)
+    # Hash-partitioned on the triple first: distinct() alone aggregates each
+    # task's (mostly unique) rows before the shuffle too, at twice the cost.
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    explicit = explicit.repartition(parts, "s", "p", "o").distinct().localCheckpoint(True)
+    n_explicit, _ = count_and_schema(F, explicit)
     return close_by_rounds(spark, explicit, n_explicit, schema_rows, progress)
 
 

@@ -19,7 +19,8 @@
    in a Python worker, built from the task's term rows and the hash -> id
    table (read whole by every task up to MAP_SIDE_TERMS terms), or else
    from the key -> id map (term rows joined with their ids by Spark) split
-   by task; then united with the store's explicit triples and deduplicated.
+   by task; then united with the store's explicit triples (the closure
+   removes repeats).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from trine.store import ntriples
 from trine.store.vocab import FIXED_IDS
 
 from . import parse
-from .closure import count_and_schema, local_frame
+from .closure import SCHEMA_PREDICATES, local_frame
 from .session import whole_waves
 
 # Above this many existing terms the existing dictionary is joined, not broadcast.
@@ -52,9 +53,8 @@ class HashCollision(Exception):
 
 @dataclass
 class Encoded:
-    explicit: object                 # DataFrame (s, p, o) longs, distinct, materialised
-    n_explicit: int
-    schema_rows: list                # the explicit triples with a schema predicate
+    explicit: object                 # DataFrame (s, p, o) longs, repeats possible
+    schema_rows: list                # the explicit triples with a schema predicate, distinct
     input_triples: int
     new_terms: int
     next_serial: int                 # after this load
@@ -125,12 +125,10 @@ def encode(spark, files: list[parse.InputFile], work: Path, next_serial: int, ol
     enc = spark.read.schema(parse.TRIPLES_SCHEMA).parquet(str(parsed / "encoded"))
     if old_explicit is not None:
         enc = enc.unionByName(spark.read.schema("s long, p long, o long").parquet(str(old_explicit)))
-    # Hash-partitioned on the triple first: distinct() alone aggregates each
-    # task's (mostly unique) rows before the shuffle too, at twice the cost.
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    explicit = enc.repartition(parts, "s", "p", "o").distinct().localCheckpoint(True)
-    n_explicit, schema_rows = count_and_schema(F, explicit)
-    return Encoded(explicit, n_explicit, schema_rows, input_triples, new_terms, next_serial + new_terms,
+    # Not deduplicated here: the closure does it on the way (closure.close).
+    schema = enc.filter(F.col("p").isin(list(SCHEMA_PREDICATES))).collect()
+    schema_rows = sorted({(r[0], r[1], r[2]) for r in schema})
+    return Encoded(enc, schema_rows, input_triples, new_terms, next_serial + new_terms,
                    parsed, new_ids_dir, exact, skipped)
 
 

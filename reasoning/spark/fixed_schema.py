@@ -142,9 +142,9 @@ def _least_heights(start: tuple[int, int], up: dict) -> dict[tuple[int, int], in
     return best
 
 
-def close_fixed_schema(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]], work: Path,
+def close_fixed_schema(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
                        progress: Callable[[str, int], None] | None = None) -> ClosureResult:
-    """The closure of ``explicit`` (distinct (s, p, o) longs) when
+    """The closure of ``explicit`` ((s, p, o) longs, repeats allowed) when
     ``fixed_schema(schema_rows)``; the triples with their steps are written
     to ``work/closure`` as Parquet (s, p, o, step, explicit)."""
     from pyspark.sql import functions as F
@@ -209,6 +209,6 @@ def close_fixed_schema(spark, explicit, n_explicit: int, schema_rows: list[tuple
     union = records[0]
     for r in records[1:]:
         union = union.unionByName(r)
-    n_triples = sum(per_step.values())
+    n_triples, n_explicit = sum(per_step.values()), per_step.get(0, 0)
     return ClosureResult(union, n_triples, n_explicit, len(new_per_round), new_per_round,
                          closure.select("s", "p", "o"), out, "fixed schema")

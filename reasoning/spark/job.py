@@ -65,6 +65,7 @@ class SparkLoadReport(LoadReport):
     closure: str = ""                  # "fixed schema" or "rounds" (closure.close)
     new_terms: int = 0
     entries_appended: int = 0
+    append_seconds: float = 0.0        # spent writing LMDB (partly while Spark still works)
     master: str = ""
     runs: str = ""
     exact_dictionary: bool = False
@@ -227,6 +228,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         runs_ready: Future = Future()
         spo_ready: Future = Future()
         written: dict[str, int] = {}
+        timings: dict[str, float] = {}
         map_size = max(1 << 30, 2 * (4000 * (enc.input_triples + ex.n_triples) + 2 * ex.env_bytes
                                      + 4 * _dir_bytes(enc.parsed_dir / "terms") + (64 << 20)))
 
@@ -238,7 +240,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
                 runs=lambda: runs_ready.result()[:2], next_serial=enc.next_serial, n_triples=None,
                 map_size=map_size, namespaces=ex.namespaces, ruleset=RULESET_NAME,
                 on_stage=(lambda stage, n: progress("append", n)) if progress else None,
-                index_order=OTHER_ORDERS + ("spo",)))
+                index_order=OTHER_ORDERS + ("spo",), timings=timings))
             expected = runs_ready.result()[2]
             if written["n_explicit"] != expected:
                 raise RuntimeError(f"the SPO run holds {written['n_explicit']} explicit triples, "
@@ -248,7 +250,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
         try:
             if progress:
                 progress("closure", 0)
-            cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, work, progress)
+            cl = close(spark, enc.explicit, enc.schema_rows, work, progress)
             rep.explicit, rep.triples = cl.n_explicit, cl.n_triples
             rep.rounds, rep.new_per_round, rep.closure = cl.rounds, cl.new_per_round, cl.method
             rep.seconds["closure"] = lap()
@@ -272,6 +274,7 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
             raise
         builder.join()
         rep.entries_appended = sum(v for k, v in written.items() if k != "n_explicit")
+        rep.append_seconds = timings.get("append", 0.0)
         rep.seconds["append"] = lap()
         rep.seconds["total"] = time.perf_counter() - t_all
         return rep
@@ -341,7 +344,7 @@ def materialise_files(paths: Sequence[str | os.PathLike], out: str | os.PathLike
         spark = get_session(master, conf)
         files = parse.expand_inputs(paths, work / "stdin")
         enc = encode(spark, files, work, FIRST_FREE_SERIAL, None, 0, None, skip_invalid, progress)
-        cl = close(spark, enc.explicit, enc.n_explicit, enc.schema_rows, work, progress)
+        cl = close(spark, enc.explicit, enc.schema_rows, work, progress)
         spark.sparkContext.setJobDescription("trine: export")
         known = spark.read.schema("first long, id long").parquet(str(enc.new_ids_dir)).select("id", "first")
         strings = spark.read.schema(parse.TERMS_SCHEMA).parquet(str(enc.parsed_dir / "terms")) \
