@@ -22,7 +22,8 @@ Pipeline (one module each):
   interleaved chunks), encode terms task-locally and write Parquet.
 * encode.py: the dictionary in Spark (group on 64-bit term hashes, join with
   the existing dictionary, number new terms by first occurrence with a
-  distributed zipWithIndex), triples mapped to ids, deduplicated.
+  distributed zipWithIndex), triples mapped to ids (repeats are removed by
+  the closure).
 * fixed_schema.py: when the data cannot change the schema (the usual case),
   the closure in two passes: the schema closed in the driver, every triple's
   step from one broadcast join of the explicit triples with least-height
