@@ -51,21 +51,27 @@ class ClosureResult:
     triples_dir: Path | None = None
     method: str = "rounds"       # or "fixed schema" (fixed_schema.py)
 
-    def aggregate(self, range_partitions: int | None = None):
+    def aggregate(self, range_partitions: int | None = None, range_label=None):
         """The closure (s, p, o, explicit, count, step): one aggregation over
         the explicit triples and the heads fired in every round.  With
-        ``range_partitions`` the rows are range-partitioned on (s, p, o)
-        first, so the result comes out in SPO order partition by partition."""
+        ``range_partitions`` the rows are range-partitioned first, so the
+        result comes out in SPO order partition by partition: on (s, p, o)
+        by Spark, or by ``range_label`` (``runs.subject_ranges``), a column
+        that hash-partitions each range of subjects into its partition."""
         from pyspark.sql import functions as F
 
-        rows = self.rows
-        if range_partitions:
+        rows, keys = self.rows, ["s", "p", "o"]
+        if range_partitions and range_label is not None:
+            # Grouping on the label too (a function of s) keeps the
+            # aggregation inside the label's partitions: no second shuffle.
+            rows, keys = rows.withColumn("range", range_label).repartition(range_partitions, "range"), ["range"] + keys
+        elif range_partitions:
             rows = rows.repartitionByRange(range_partitions, "s", "p", "o")
-        return rows.groupBy("s", "p", "o").agg(
+        return rows.groupBy(*keys).agg(
             F.max("explicit").cast("byte").alias("explicit"),
             F.sum("cnt").alias("count"),
             F.min("step").alias("step"),
-        )
+        ).select("s", "p", "o", "explicit", "count", "step")
 
 
 class Schema:

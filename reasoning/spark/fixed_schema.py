@@ -149,39 +149,11 @@ def close_fixed_schema(spark, explicit, schema_rows: list[tuple[int, int, int]],
     to ``work/closure`` as Parquet (s, p, o, step, explicit)."""
     from pyspark.sql import functions as F
 
-    sc = spark.sparkContext
-    sc.setJobDescription("trine: closure (fixed schema)")
+    spark.sparkContext.setJobDescription("trine: closure (fixed schema)")
     schema = schema_closure(schema_rows)
-    emit_rows, class_rows = emission_tables(schema)
-    h, ex = F.col("h").cast("int").alias("h"), F.col("explicit").cast("int").alias("explicit")
-    parts = [explicit.select("s", "p", "o", F.lit(0).alias("h"), F.lit(1).alias("explicit"))]
-    if emit_rows:
-        rules = local_frame(spark, emit_rows, ("jp", "kind", "x", "h"))
-        j = explicit.join(F.broadcast(rules), explicit.p == rules.jp)
-        kind, s, o, x = F.col("kind"), F.col("s"), F.col("o"), F.col("x")
-        j = j.filter((kind != OBJECT_TYPE) | (o.bitwiseAND(KIND_MASK) != LITERAL))
-        parts.append(j.select(F.when(kind == OBJECT_TYPE, o).otherwise(s).alias("s"),
-                              F.when(kind == DATA, x).otherwise(F.lit(TYPE)).alias("p"),
-                              F.when(kind == DATA, o).otherwise(x).alias("o"), h, F.lit(0).alias("explicit")))
-    if class_rows:
-        rules = local_frame(spark, class_rows, ("b", "c", "h"))
-        typ = explicit.filter(F.col("p") == TYPE)
-        j = typ.join(F.broadcast(rules), typ.o == rules.b)
-        parts.append(j.select("s", F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"), h,
-                              F.lit(0).alias("explicit")))
-    derived_schema = [(a, r, b, st) for r in (SPO, SCO) for (a, b), st in schema.rel[r].items() if st > 0]
-    if derived_schema:
-        parts.append(local_frame(spark, derived_schema, ("s", "p", "o", "h")).select("s", "p", "o", h,
-                                                                                     F.lit(0).alias("explicit")))
-    rows = parts[0].select("s", "p", "o", h, ex)
-    for part in parts[1:]:
-        rows = rows.unionByName(part.select("s", "p", "o", h, ex))
     out = work / "closure"
-    # Hash-partitioned first: most rows are distinct, and a partial
-    # aggregation before the shuffle would cost more than it saves.
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    rows.repartition(parts, "s", "p", "o").groupBy("s", "p", "o").agg(F.min("h").alias("step"), F.max("explicit").alias("explicit")) \
-        .write.mode("overwrite").option("compression", "snappy").parquet(str(out))
+    _least_steps(spark, F, explicit, schema).write.mode("overwrite").option("compression", "snappy") \
+        .parquet(str(out))
     closure = spark.read.schema("s long, p long, o long, step int, explicit int").parquet(str(out))
     per_step = dict(closure.groupBy("step").count().collect())
     top = max(per_step, default=0)
@@ -191,24 +163,55 @@ def close_fixed_schema(spark, explicit, schema_rows: list[tuple[int, int, int]],
     if progress:
         for n in new_per_round:
             progress("closure", n)
+    return ClosureResult(_record_rows(spark, F, closure, schema), sum(per_step.values()), per_step.get(0, 0),
+                         len(new_per_round), new_per_round, closure.select("s", "p", "o"), out, "fixed schema")
 
-    p_rows, o_rows = schema.all_rule_rows()
-    fired = []
-    if p_rows:
-        fired.append(by_predicate(F, closure, p_rows, spark))
-    if o_rows:
-        fired.append(by_type_object(F, closure, o_rows, spark))
-    counted = transitive_instances(schema)
-    records = [closure.select("s", "p", "o", "explicit", F.col("explicit").cast("long").alias("cnt"), "step")]
+
+def _least_steps(spark, F, explicit, schema: Schema):
+    """Pass 1: (s, p, o, step, explicit) of every triple of the closure."""
+    emit_rows, class_rows = emission_tables(schema)
+    h, ex = F.col("h").cast("int").alias("h"), F.col("explicit").cast("int").alias("explicit")
+    derived = F.lit(0).alias("explicit")
+    parts = [explicit.select("s", "p", "o", F.lit(0).alias("h"), F.lit(1).alias("explicit"))]
+    if emit_rows:
+        rules = local_frame(spark, emit_rows, ("jp", "kind", "x", "h"))
+        j = explicit.join(F.broadcast(rules), explicit.p == rules.jp)
+        kind, s, o, x = F.col("kind"), F.col("s"), F.col("o"), F.col("x")
+        j = j.filter((kind != OBJECT_TYPE) | (o.bitwiseAND(KIND_MASK) != LITERAL))
+        parts.append(j.select(F.when(kind == OBJECT_TYPE, o).otherwise(s).alias("s"),
+                              F.when(kind == DATA, x).otherwise(F.lit(TYPE)).alias("p"),
+                              F.when(kind == DATA, o).otherwise(x).alias("o"), h, derived))
+    if class_rows:
+        rules = local_frame(spark, class_rows, ("b", "c", "h"))
+        typ = explicit.filter(F.col("p") == TYPE)
+        j = typ.join(F.broadcast(rules), typ.o == rules.b)
+        parts.append(j.select("s", F.lit(TYPE).cast("long").alias("p"), F.col("c").alias("o"), h, derived))
+    derived_schema = [(a, r, b, st) for r in (SPO, SCO) for (a, b), st in schema.rel[r].items() if st > 0]
+    if derived_schema:
+        parts.append(local_frame(spark, derived_schema, ("s", "p", "o", "h")).select("s", "p", "o", h, derived))
+    rows = parts[0].select("s", "p", "o", h, ex)
+    for part in parts[1:]:
+        rows = rows.unionByName(part.select("s", "p", "o", h, ex))
+    # Hash-partitioned first: most rows are distinct, and a partial
+    # aggregation before the shuffle would cost more than it saves.
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    return rows.repartition(n, "s", "p", "o").groupBy("s", "p", "o") \
+        .agg(F.min("h").alias("step"), F.max("explicit").alias("explicit"))
+
+
+def _record_rows(spark, F, closure, schema: Schema):
+    """Pass 2's input (``ClosureResult.rows``): the closure's triples with
+    their explicit flag and step, and one row per rule instance over them."""
     no_step = F.lit(None).cast("int").alias("step")
-    records += [f.select("s", "p", "o", F.lit(0).alias("explicit"), F.lit(1).cast("long").alias("cnt"), no_step)
-                for f in fired]
+    rows = closure.select("s", "p", "o", "explicit", F.col("explicit").cast("long").alias("cnt"), "step")
+    p_rows, o_rows = schema.all_rule_rows()
+    fired = ([by_predicate(F, closure, p_rows, spark)] if p_rows else []) + \
+        ([by_type_object(F, closure, o_rows, spark)] if o_rows else [])
+    for f in fired:
+        rows = rows.unionByName(f.select("s", "p", "o", F.lit(0).alias("explicit"), F.lit(1).cast("long").alias("cnt"),
+                                         no_step))
+    counted = transitive_instances(schema)
     if counted:
-        records.append(local_frame(spark, counted, ("s", "p", "o", "cnt"))
-                       .select("s", "p", "o", F.lit(0).alias("explicit"), "cnt", no_step))
-    union = records[0]
-    for r in records[1:]:
-        union = union.unionByName(r)
-    n_triples, n_explicit = sum(per_step.values()), per_step.get(0, 0)
-    return ClosureResult(union, n_triples, n_explicit, len(new_per_round), new_per_round,
-                         closure.select("s", "p", "o"), out, "fixed schema")
+        rows = rows.unionByName(local_frame(spark, counted, ("s", "p", "o", "cnt"))
+                                .select("s", "p", "o", F.lit(0).alias("explicit"), "cnt", no_step))
+    return rows

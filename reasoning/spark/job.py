@@ -10,12 +10,16 @@ from the same ``next_serial``, the same ids):
    not empty) are written to the work dir as Parquet for Spark to join with;
 2. encode (encode.py): Python workers parse with trine's own parser, Spark
    numbers the new terms and encodes the triples;
-3. closure (closure.py): semi-naive rounds with the schema broadcast,
-   counts from one aggregation over the fired instances;
-4. runs (runs.py): six globally sorted runs plus the dictionary run;
-5. append: the driver streams the runs into a fresh LMDB environment with
-   ``putmulti(append=True)`` and ``Database.replace`` swaps it in only when
-   it is complete.  Any failure before the swap leaves the store as it was.
+3. closure (closure.py): two passes when the data cannot change the schema
+   (fixed_schema.py), else semi-naive rounds with the schema broadcast;
+   counts from one aggregation over the rule instances;
+4. runs (runs.py): globally sorted runs (SPO with the records, the five
+   other orders by Spark or the driver) plus the dictionary run;
+5. append: a driver thread streams the runs into a fresh LMDB environment
+   with ``putmulti(append=True)``, each as soon as it is ready (the
+   dictionary during the closure, five orders while Spark counts), and
+   ``Database.replace`` swaps it in only when it is complete.  Any failure
+   before the swap leaves the store as it was.
 
 The work dir (``work_dir=``, default a temporary directory inside the store
 directory) must be reachable by every executor when the master is not

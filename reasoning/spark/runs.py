@@ -34,8 +34,8 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
     """Write the sorted runs of a ``closure.ClosureResult`` under ``work/runs``.
 
     The SPO run (with the records) comes straight out of the closure's final
-    aggregation: its rows are range-partitioned on (s, p, o) before they are
-    aggregated, so one shuffle both counts and sorts.  ``mode="six"``: a
+    aggregation: its rows are range-partitioned (``subject_ranges``) before
+    they are aggregated, so one shuffle both counts and sorts.  ``mode="six"``: a
     second job range-partitions the union of the other five permutations on
     (perm, a, b, c) and writes ``runs/other/perm=<i>/part-*`` (``i`` indexes
     ``PERMUTATIONS``).  ``mode="spo"``: only the SPO run; the driver sorts
@@ -50,7 +50,8 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
     sc.setJobDescription("trine: closure counts and the SPO run")
     par = max(1, sc.defaultParallelism)
     parts = whole_waves(max(min(par, -(-n // 50_000)), min(1024, -(-n // rows_per_part)), 1), par, 1024)
-    spo = closure.aggregate(parts).sortWithinPartitions("s", "p", "o") \
+    ranges = subject_ranges(spark, closure.triples, n, parts)
+    spo = closure.aggregate(parts, ranges).sortWithinPartitions("s", "p", "o") \
         .select(F.col("s").alias("a"), F.col("p").alias("b"), F.col("o").alias("c"), "explicit", "count", "step")
     spo.write.mode("overwrite").option("compression", "snappy").parquet(str(out / "spo"))
     if mode == "spo":
@@ -73,6 +74,39 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
 
 
 RUN_SCHEMA = "a long, b long, c long, explicit byte, count long, step int"
+# Up to this many partitions, ranges of subjects are chosen by the driver.
+DRIVER_RANGES_MAX = 64
+SAMPLE_PER_PARTITION = 1000
+
+
+def subject_ranges(spark, triples, n: int, parts: int):
+    """A column whose hash partitioning puts the rows of the i-th range of
+    subjects into partition i, or None (then Spark's range partitioning is
+    used, which samples the whole input of the aggregation: the rule
+    instance joins, computed twice).
+
+    The bounds come from a sample of the closure's triples (cheap to read);
+    each range gets a label that Spark's own partitioning hash (Murmur3, as
+    ``F.hash``) sends to the range's partition, found by asking Spark.
+    """
+    from pyspark.sql import functions as F
+
+    if parts < 2 or parts > DRIVER_RANGES_MAX or n < 2 * parts:
+        return None
+    fraction = min(1.0, SAMPLE_PER_PARTITION * parts / n)
+    sample = sorted(r[0] for r in triples.select("s").sample(False, fraction, seed=parts).collect())
+    bounds = sorted({sample[len(sample) * i // parts] for i in range(1, parts)} if sample else set())
+    if not bounds:
+        return None
+    target = F.pmod(F.hash(F.col("id")), F.lit(parts))
+    found: dict[int, int] = {}
+    for row in spark.range(0, 64 * parts).select("id", target.alias("t")).collect():
+        found.setdefault(row[1], row[0])
+    if any(i not in found for i in range(len(bounds) + 1)):
+        return None
+    labels = [found[i] for i in range(len(bounds) + 1)]
+    index = sum((F.col("s") >= F.lit(b)).cast("int") for b in bounds)
+    return F.element_at(F.array(*(F.lit(x).cast("long") for x in labels)), index + 1)
 
 
 def run_dir(runs: Path, name: str) -> Path:
