@@ -193,9 +193,9 @@ def load_spark(db: Database, paths: Sequence[str | os.PathLike], skip_invalid: b
     ``"six"`` (Spark sorts all six permutations; the driver streams them with
     bounded memory), ``"spo"`` (Spark sorts SPO; the driver sorts the other
     orders in memory and appends them while Spark counts: faster on a
-    small machine) or ``"auto"`` (``"spo"`` up
-    to SPO_RUNS_MAX triples); ``exact``: group terms on their strings rather
-    than their 64-bit hashes (done anyway when a hash collision shows).
+    small machine) or ``"auto"`` (``"spo"`` up to SPO_RUNS_MAX triples);
+    ``exact``: group terms on their strings rather than their 64-bit
+    hashes (done anyway when a hash collision shows).
     Raises SparkUnavailable without Java/pyspark, ParseError on a bad line
     (unless ``skip_invalid``); the store is unchanged on any error.
     """
