@@ -163,10 +163,11 @@ def close(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
     intermediate files."""
     from pyspark.sql import functions as F
 
-    from .fixed_schema import close_fixed_schema, fixed_schema
+    from .fixed_schema import close_fixed_schema, two_pass_plan
 
-    if not rounds and fixed_schema(schema_rows):
-        return close_fixed_schema(spark, explicit, schema_rows, work, progress)
+    two_passes = None if rounds else two_pass_plan(schema_rows)
+    if two_passes is not None:
+        return close_fixed_schema(spark, explicit, two_passes, work, progress)
     # Hash-partitioned on the triple first: distinct() alone aggregates each
     # task's (mostly unique) rows before the shuffle too, at twice the cost.
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -44,6 +45,8 @@ from .closure import ClosureResult, Schema, by_predicate, by_type_object, local_
 # would let data derive schema (or rdf:type triples feed R3, R5, R6).
 VOCABULARY = frozenset((SPO, SCO, DOM, RNG, TYPE))
 DATA, SUBJECT_TYPE, OBJECT_TYPE = 0, 1, 2   # what an emitted head is (``emission_tables``)
+# Larger tables (a big ontology) are not broadcast: the rounds run instead.
+TABLE_ROWS_MAX = 1_000_000
 
 
 def fixed_schema(schema_rows: Iterable[tuple[int, int, int]]) -> bool:
@@ -142,17 +145,38 @@ def _least_heights(start: tuple[int, int], up: dict) -> dict[tuple[int, int], in
     return best
 
 
-def close_fixed_schema(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
+@dataclass
+class Plan:
+    """What the driver computes before the two passes."""
+
+    schema: Schema                              # closed under R1/R2, with steps
+    by_predicate: list[tuple[int, int, int, int]]
+    by_class: list[tuple[int, int, int]]        # see ``emission_tables``
+
+
+def two_pass_plan(schema_rows: list[tuple[int, int, int]]) -> Plan | None:
+    """The two-pass plan, or None when the rounds must do: the data could
+    change the schema, or the tables would be too big to broadcast."""
+    if not fixed_schema(schema_rows):
+        return None
+    schema = schema_closure(schema_rows)
+    by_predicate, by_class = emission_tables(schema)
+    if len(by_predicate) + len(by_class) > TABLE_ROWS_MAX:
+        return None
+    return Plan(schema, by_predicate, by_class)
+
+
+def close_fixed_schema(spark, explicit, plan: Plan, work: Path,
                        progress: Callable[[str, int], None] | None = None) -> ClosureResult:
-    """The closure of ``explicit`` ((s, p, o) longs, repeats allowed) when
-    ``fixed_schema(schema_rows)``; the triples with their steps are written
-    to ``work/closure`` as Parquet (s, p, o, step, explicit)."""
+    """The closure of ``explicit`` ((s, p, o) longs, repeats allowed) by
+    ``plan``; the triples with their steps are written to ``work/closure``
+    as Parquet (s, p, o, step, explicit)."""
     from pyspark.sql import functions as F
 
     spark.sparkContext.setJobDescription("trine: closure (fixed schema)")
-    schema = schema_closure(schema_rows)
+    schema = plan.schema
     out = work / "closure"
-    _least_steps(spark, F, explicit, schema).write.mode("overwrite").option("compression", "snappy") \
+    _least_steps(spark, F, explicit, plan).write.mode("overwrite").option("compression", "snappy") \
         .parquet(str(out))
     closure = spark.read.schema("s long, p long, o long, step int, explicit int").parquet(str(out))
     per_step = dict(closure.groupBy("step").count().collect())
@@ -167,9 +191,9 @@ def close_fixed_schema(spark, explicit, schema_rows: list[tuple[int, int, int]],
                          len(new_per_round), new_per_round, closure.select("s", "p", "o"), out, "fixed schema")
 
 
-def _least_steps(spark, F, explicit, schema: Schema):
+def _least_steps(spark, F, explicit, plan: Plan):
     """Pass 1: (s, p, o, step, explicit) of every triple of the closure."""
-    emit_rows, class_rows = emission_tables(schema)
+    schema, emit_rows, class_rows = plan.schema, plan.by_predicate, plan.by_class
     h, ex = F.col("h").cast("int").alias("h"), F.col("explicit").cast("int").alias("explicit")
     derived = F.lit(0).alias("explicit")
     parts = [explicit.select("s", "p", "o", F.lit(0).alias("h"), F.lit(1).alias("explicit"))]

@@ -12,7 +12,7 @@ from reference import DOM, RNG, SCO, SPO, TYPE, closure
 
 from trine.reasoning.spark.closure import R3, R6, SCHEMA_PREDICATES
 from trine.reasoning.spark.fixed_schema import (
-    DATA, OBJECT_TYPE, emission_tables, fixed_schema, schema_closure, transitive_instances)
+    DATA, OBJECT_TYPE, SUBJECT_TYPE, emission_tables, fixed_schema, schema_closure, transitive_instances, two_pass_plan)
 from trine.store.keys import KIND_MASK, make_id
 from trine.store.terms import LITERAL, kind_of
 from trine.store.vocab import FIRST_FREE_SERIAL, FIXED_IDS
@@ -95,3 +95,6 @@ def test_meta_use_is_not_fixed():
     assert not fixed_schema([(a, spo, typ)])          # ... or rdf:type triples
     assert not fixed_schema([(sco, spo, a)])          # schema triples would be R3's data atoms
     assert not fixed_schema([(typ, dom, a)])          # rdf:type triples would be R5's
+    assert two_pass_plan([(a, spo, sco)]) is None
+    assert two_pass_plan([(a, spo, b), (b, dom, a)]).by_predicate == [
+        (a, DATA, b, 1), (a, SUBJECT_TYPE, a, 2), (b, SUBJECT_TYPE, a, 1)]
