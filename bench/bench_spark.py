@@ -19,7 +19,9 @@ per scale.  For LUBM(N) + univ-bench.nt:
   data, decompressed beforehand (no reasoning: the floor);
 * ``owlrl``: RDFS closure (``DeductiveClosure(RDFS_Semantics)``) of an rdflib
   graph holding a sample of the data (the first ``--owlrl-sample`` lines, LUBM(1)
-  size by default) + the ontology; its input triples/s is the comparison.
+  size by default) + the ontology; its input triples/s is the comparison;
+* ``reasonable``: its OWL 2 RL closure (in memory, Rust; more rules than
+  rho-df) of the same sample, as ``bench_load`` runs it; input triples/s.
 
 The machine's load average is recorded before and after: other work on the
 machine slows every system, so compare ratios from the same file.
@@ -119,6 +121,16 @@ def owlrl_once(sample: str, ontology: str) -> dict[str, Any]:
             "triples": len(g), "input_triples_per_second": n_in / (t2 - t0), **mem.as_dict()}
 
 
+def reasonable_once(sample: str, ontology: str, workdir: str) -> dict[str, Any]:
+    from bench.bench_load import reasonable_once as closure
+
+    r = closure([sample, ontology], workdir)
+    n_in = sum(1 for f in (sample, ontology) for line in open(f, "rb") if line.strip()
+               and not line.lstrip().startswith(b"#"))
+    r.update(input_triples=n_in, input_triples_per_second=n_in / r["seconds"] if r["seconds"] else None)
+    return r
+
+
 # --- driver ----------------------------------------------------------------------------------
 def _sample(src: Path, lines: int) -> Path:
     dest = common.work_dir() / "data" / f"{src.name.split('.')[0]}-first{lines}.nt"
@@ -157,7 +169,16 @@ def bench_scale(scale: int, a: argparse.Namespace) -> dict[str, Any]:
         log(f"owlrl RDFS closure of {a.owlrl_sample} lines + ontology")
         systems["owlrl"] = run_isolated("bench.bench_spark.owlrl_once", str(sample), str(onto), timeout=timeout)
         log(f"  {systems['owlrl']['seconds']:.1f}s")
-    for d in ("spark", "spark-local", "spark-oxi"):
+    if not a.skip_reasonable:
+        sample = _sample(src, a.owlrl_sample)
+        log(f"reasonable OWL 2 RL closure of {a.owlrl_sample} lines + ontology")
+        try:
+            systems["reasonable"] = run_isolated("bench.bench_spark.reasonable_once", str(sample), str(onto),
+                                                 str(common.fresh_dir(f"spark-reasonable-{scale}")), timeout=timeout)
+            log(f"  {systems['reasonable']['seconds']:.1f}s")
+        except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
+            systems["reasonable"] = {"error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+    for d in ("spark", "spark-local", "spark-oxi", "spark-reasonable"):
         common.shutil.rmtree(common.work_dir() / f"{d}-{scale}", ignore_errors=True)
     out["systems"] = systems
     sp = systems["spark"]
@@ -169,6 +190,9 @@ def bench_scale(scale: int, a: argparse.Namespace) -> dict[str, Any]:
     if "owlrl" in systems:
         ratios["spark_over_owlrl_throughput"] = (sp["input_triples_per_second"]
                                                  / systems["owlrl"]["input_triples_per_second"])
+    if systems.get("reasonable", {}).get("input_triples_per_second"):
+        ratios["spark_over_reasonable_throughput"] = (sp["input_triples_per_second"]
+                                                      / systems["reasonable"]["input_triples_per_second"])
     out["ratios"] = ratios
     out["goals"] = {
         "input_triples_per_second": {"goal": GOAL_INPUT_RATE, "measured": sp["input_triples_per_second"],
@@ -194,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-local", action="store_true")
     ap.add_argument("--skip-pyoxigraph", action="store_true")
     ap.add_argument("--skip-owlrl", action="store_true")
+    ap.add_argument("--skip-reasonable", action="store_true")
     ap.add_argument("--results-dir", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=3600)
     a = ap.parse_args(argv)

@@ -645,7 +645,8 @@ class Report:
         if spark:
             self.w("From `bench/bench_spark.py` (see its docstring): `Store.load(engine='spark')` (Spark local "
                    "mode, end to end in a fresh interpreter) against the in-process `engine='local'` load, "
-                   "pyoxigraph's bulk load (no reasoning: the floor) and owlrl's RDFS closure on a sample.", "",
+                   "pyoxigraph's bulk load (no reasoning: the floor), and owlrl's RDFS closure and reasonable's "
+                   "OWL 2 RL closure of a sample (compare their input triples/s).", "",
                    self.on(v for _, v in spark), "")
             if all(isinstance(v.get("systems"), dict) for _, v in spark):
                 self._spark(spark)
@@ -801,7 +802,7 @@ class Report:
         fig, ax = plt.subplots(figsize=(10, 4.2))
         _bars(ax, groups, {sy: [get(v, "systems", sy, "seconds") for _, v in spark] for sy in systems}, log=True,
               fmt=short, colors={"spark": "#e377c2", "local": COLORS["trine"], "pyoxigraph": COLORS["pyoxigraph"],
-                                 "owlrl": "#8c564b"})
+                                 "owlrl": "#8c564b", "reasonable": "#bcbd22"})
         ax.set_ylabel("seconds (log, lower is better)")
         ax.set_title("Bulk load: Spark vs in-process (both materialise rho-df), pyoxigraph (no reasoning), "
                      "owlrl (sample)", fontsize=9)
