@@ -23,8 +23,9 @@ data atom of R4 only.  So (the modular view of seed 001):
   the rounds, plus the R1/R2 instances counted in the driver.
 
 Two shuffles instead of two per round; the records are the rounds' (and
-the in-process engine's) byte for byte.  Anything else takes the rounds
-(``closure.close_by_rounds``).
+the in-process engine's) byte for byte.  Anything else, and schemas whose
+tables would exceed TABLE_ROWS_MAX rows (too big to broadcast), takes the
+rounds (``closure.close_by_rounds``).
 """
 
 from __future__ import annotations
