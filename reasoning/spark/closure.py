@@ -25,6 +25,7 @@ head over all rounds: one aggregation at the end.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -127,6 +128,11 @@ def local_frame(spark, rows: list[tuple[int, ...]], names: tuple[str, ...]):
     return spark.sql(f"SELECT {cols} FROM VALUES {values}")
 
 
+def union_all(frames: list):
+    """The rows of all the DataFrames (same columns, matched by name)."""
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
 def count_and_schema(F, df) -> tuple[int, list[tuple[int, int, int]]]:
     """Row count and the rows with a schema predicate (of a materialised
     DataFrame: two scans cost less than one collect_list aggregation)."""
@@ -161,8 +167,6 @@ def close(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
     (fixed_schema.py; its aggregation removes the repeats), else (or with
     ``rounds``) by semi-naive rounds.  ``work``: a directory for
     intermediate files."""
-    from pyspark.sql import functions as F
-
     from .fixed_schema import close_fixed_schema, two_pass_plan
 
     two_passes = None if rounds else two_pass_plan(schema_rows)
@@ -172,8 +176,7 @@ def close(spark, explicit, schema_rows: list[tuple[int, int, int]], work: Path,
     # task's (mostly unique) rows before the shuffle too, at twice the cost.
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     explicit = explicit.repartition(parts, "s", "p", "o").distinct().localCheckpoint(True)
-    n_explicit, _ = count_and_schema(F, explicit)
-    return close_by_rounds(spark, explicit, n_explicit, schema_rows, progress)
+    return close_by_rounds(spark, explicit, explicit.count(), schema_rows, progress)
 
 
 def close_by_rounds(spark, explicit, n_explicit: int, schema_rows: list[tuple[int, int, int]],
@@ -195,9 +198,7 @@ def close_by_rounds(spark, explicit, n_explicit: int, schema_rows: list[tuple[in
             raise OverflowError(f"materialisation needs more than {MAX_STEP} stages")
         sc.setJobDescription(f"trine: closure round {n}")
         prev = n - 1
-        known = deltas[0]
-        for d in deltas[1:]:
-            known = known.unionByName(d)
+        known = union_all(deltas)
         delta = deltas[prev]
         p_new, p_old, o_new, o_old = schema.rule_rows(prev)
         small = schema.transitive_heads(SPO, prev) + schema.transitive_heads(SCO, prev)
@@ -214,9 +215,7 @@ def close_by_rounds(spark, explicit, n_explicit: int, schema_rows: list[tuple[in
             parts.append(local_frame(spark, small, ("s", "p", "o")))
         if not parts:
             break
-        heads = parts[0]
-        for part in parts[1:]:
-            heads = heads.unionByName(part)
+        heads = union_all(parts)
         head_preds = sorted({TYPE} | {r[2] for r in p_new + p_old if r[1] == R3} | {t[1] for t in small})
         candidates = known.filter(F.col("p").isin(head_preds)) if len(head_preds) < 64 else known
         candidates = candidates.select("s", "p", "o", F.lit(False).alias("new"))
@@ -243,11 +242,5 @@ def close_by_rounds(spark, explicit, n_explicit: int, schema_rows: list[tuple[in
     for i, a in enumerate(fired, start=1):
         parts.append(a.select("s", "p", "o", F.lit(0).alias("explicit"), F.col("c").alias("cnt"),
                               F.when(F.col("new"), F.lit(i)).alias("step")))
-    rows = parts[0]
-    for part in parts[1:]:
-        rows = rows.unionByName(part)
-    triples = deltas[0]
-    for d in deltas[1:]:
-        triples = triples.unionByName(d)
-    return ClosureResult(rows, n_explicit + sum(new_per_round), n_explicit, len(new_per_round), new_per_round,
-                         triples)
+    return ClosureResult(union_all(parts), n_explicit + sum(new_per_round), n_explicit, len(new_per_round),
+                         new_per_round, union_all(deltas))

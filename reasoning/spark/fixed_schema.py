@@ -40,7 +40,7 @@ from trine.store.keys import KIND_MASK, MAX_STEP
 from trine.store.terms import IRI, LITERAL
 from trine.store.vocab import DOM, RNG, SCO, SPO, TYPE
 
-from .closure import ClosureResult, Schema, by_predicate, by_type_object, local_frame
+from .closure import ClosureResult, Schema, by_predicate, by_type_object, local_frame, union_all
 
 # Terms whose use as the subject of spo/dom/range, or the object of spo,
 # would let data derive schema (or rdf:type triples feed R3, R5, R6).
@@ -214,9 +214,7 @@ def _least_steps(spark, F, explicit, plan: Plan):
     derived_schema = [(a, r, b, st) for r in (SPO, SCO) for (a, b), st in schema.rel[r].items() if st > 0]
     if derived_schema:
         parts.append(local_frame(spark, derived_schema, ("s", "p", "o", "h")).select("s", "p", "o", h, derived))
-    rows = parts[0].select("s", "p", "o", h, ex)
-    for part in parts[1:]:
-        rows = rows.unionByName(part.select("s", "p", "o", h, ex))
+    rows = union_all([part.select("s", "p", "o", h, ex) for part in parts])
     # Hash-partitioned first: most rows are distinct, and a partial
     # aggregation before the shuffle would cost more than it saves.
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -228,15 +226,14 @@ def _record_rows(spark, F, closure, schema: Schema):
     """Pass 2's input (``ClosureResult.rows``): the closure's triples with
     their explicit flag and step, and one row per rule instance over them."""
     no_step = F.lit(None).cast("int").alias("step")
-    rows = closure.select("s", "p", "o", "explicit", F.col("explicit").cast("long").alias("cnt"), "step")
+    rows = [closure.select("s", "p", "o", "explicit", F.col("explicit").cast("long").alias("cnt"), "step")]
     p_rows, o_rows = schema.all_rule_rows()
     fired = ([by_predicate(F, closure, p_rows, spark)] if p_rows else []) + \
         ([by_type_object(F, closure, o_rows, spark)] if o_rows else [])
-    for f in fired:
-        rows = rows.unionByName(f.select("s", "p", "o", F.lit(0).alias("explicit"), F.lit(1).cast("long").alias("cnt"),
-                                         no_step))
+    rows += [f.select("s", "p", "o", F.lit(0).alias("explicit"), F.lit(1).cast("long").alias("cnt"), no_step)
+             for f in fired]
     counted = transitive_instances(schema)
     if counted:
-        rows = rows.unionByName(local_frame(spark, counted, ("s", "p", "o", "cnt"))
-                                .select("s", "p", "o", F.lit(0).alias("explicit"), "cnt", no_step))
-    return rows
+        rows.append(local_frame(spark, counted, ("s", "p", "o", "cnt"))
+                    .select("s", "p", "o", F.lit(0).alias("explicit"), "cnt", no_step))
+    return union_all(rows)

@@ -24,6 +24,7 @@ import numpy as np
 from trine.store.bulk import OtherOrders
 from trine.store.keys import PERMUTATIONS
 
+from .closure import union_all
 from .session import whole_waves
 
 _PART = re.compile(r"part-(\d+)")
@@ -59,16 +60,16 @@ def write_runs(spark, closure, work: Path, mode: str = "six", rows_per_part: int
     sc.setJobDescription("trine: sorted runs")
     base = spark.read.schema(RUN_SCHEMA).parquet(str(out / "spo"))
     cols = {"s": F.col("a"), "p": F.col("b"), "o": F.col("c")}
-    union = None
+    others = []
     for idx, name in enumerate(PERMUTATIONS):
         if name == "spo":
             continue
         a, b, c = (COLS[i] for i in PERMUTATIONS[name])
-        df = base.select(F.lit(idx).alias("perm"), cols[a].alias("a"), cols[b].alias("b"), cols[c].alias("c"))
-        union = df if union is None else union.unionByName(df)
+        others.append(base.select(F.lit(idx).alias("perm"), cols[a].alias("a"), cols[b].alias("b"),
+                                  cols[c].alias("c")))
     key = ["perm", "a", "b", "c"]
     parts = whole_waves(max(min(par, -(-n // 10_000)), min(1024, -(-n * 5 // rows_per_part)), 1), par, 1024)
-    union.repartitionByRange(parts, *key).sortWithinPartitions(*key) \
+    union_all(others).repartitionByRange(parts, *key).sortWithinPartitions(*key) \
         .write.mode("overwrite").partitionBy("perm").option("compression", "snappy").parquet(str(out / "other"))
     return out
 
@@ -140,9 +141,9 @@ def read_run(path: Path, columns: list[str] | None = None) -> Iterator[dict[str,
 
 def write_triples(spark, closure, work: Path) -> Path:
     """Write the closure's triples (s, p, o), unsorted and without records,
-    to ``work/runs/triples`` (unless they are on disk already): with ``mode="spo"`` the driver sorts and
-    appends the five other orders from them while Spark aggregates the
-    counts for the SPO run (``DriverOrders``)."""
+    to ``work/runs/triples`` (unless they are on disk already): with
+    ``mode="spo"`` the driver sorts and appends the five other orders from
+    them while Spark aggregates the counts for the SPO run (``DriverOrders``)."""
     if closure.triples_dir is not None:
         return closure.triples_dir
     spark.sparkContext.setJobDescription("trine: closure triples")
