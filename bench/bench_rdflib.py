@@ -20,12 +20,15 @@ What is measured, in one process and one run (``bench/results/rdflib.json``):
     Oxigraph's native (Rust) engine;
   - ``rdflib-memory``: ``Graph()``.
 
-  Every timed run is ``list(graph.query(q))`` (all rows are built).  The
-  rdflib-evaluated graphs get the query prepared once with
-  ``prepareQuery`` ("eval"); the one-off rdflib parse time of each query is
-  reported apart (``rdflib_parse``), and ``trine+parse`` adds it, to compare
-  with oxrdflib, which parses in Rust on every call.  Median of ``--reps``
-  runs after one warm-up; a pure-Python evaluation is cut off after
+  Every call is ``list(graph.query(q))`` (all rows are built); a timed run
+  repeats it for about 50 ms (``calls_per_run``, from the warm-up) and
+  gives the time per call.  The rdflib-evaluated graphs get the query
+  prepared once with ``prepareQuery`` ("eval"); the one-off rdflib parse
+  time of each query is reported apart (``rdflib_parse``), and
+  ``trine+parse`` adds it, to compare with oxrdflib, which parses in Rust on
+  every call.  Median of ``--reps`` runs after one warm-up, the systems'
+  runs interleaved (round 1 of each, then round 2, ...), so that load on
+  the shared machine falls on all of them; a pure-Python evaluation is cut off after
   ``--timeout`` seconds (recorded as a timeout: the speed-up over it is a
   lower bound).
 * **Parse.**  ``Graph.parse`` of LUBM(N) (decompressed) + univ-bench.nt into
@@ -88,19 +91,74 @@ def timed(fn: Callable[[], Any], timeout: float | None) -> tuple[float | None, A
     return time.perf_counter() - t0, result
 
 
-def measure(fn: Callable[[], Any], reps: int, timeout: float | None, slow: float = 10.0) -> dict[str, Any]:
-    """One warm-up, then ``reps`` timed runs (one if the warm-up took over ``slow`` s)."""
-    warm, result = timed(fn, timeout)
-    if warm is None:
-        return {"median": None, "timeout": timeout, "runs": [], "answers": None}
-    runs = []
-    for _ in range(reps if warm < slow else 1):
-        dt, result = timed(fn, timeout)
+#: A timed run repeats a call until it lasts about this long (as ``timeit``
+#: does): one call of a fraction of a millisecond is mostly timer and
+#: scheduler noise.  Every system is timed the same way.
+RUN_SECONDS = 0.05
+MAX_CALLS_PER_RUN = 1000
+
+
+class Contender:
+    """One system's call to time, its timeout, and what to set before its runs."""
+
+    def __init__(self, fn: Callable[[], Any], timeout: float | None, setup: Callable[[], None] = lambda: None):
+        self.fn, self.timeout, self.setup = fn, timeout, setup
+        self.calls = 1
+        self.out: dict[str, Any] = {}
+        self.runs: list[float] = []
+        self.result: Any = None
+
+    def warm_up(self) -> bool:
+        self.setup()
+        warm, self.result = timed(self.fn, self.timeout)
+        if warm is None:
+            self.out = {"median": None, "timeout": self.timeout, "runs": [], "answers": None}
+            return False
+        # the first call pays one-off costs (planning, caches): a second one,
+        # unless the first was slow, sets the number of calls per run
+        second = timed(self.fn, self.timeout)[0] if warm < RUN_SECONDS else warm
+        if second is None:
+            self.out = {"median": None, "timeout": self.timeout, "runs": [], "answers": None}
+            return False
+        self.calls = max(1, min(MAX_CALLS_PER_RUN, int(RUN_SECONDS / max(second, 1e-9))))
+        self.out = {"warmup": warm, "calls_per_run": self.calls}
+        return True
+
+    def run(self) -> bool:
+        """One timed run of ``calls`` calls; False (and a timeout result) if it ran too long."""
+        fn, calls = self.fn, self.calls
+
+        def repeat() -> Any:
+            for _ in range(calls - 1):
+                fn()
+            return fn()
+
+        self.setup()
+        dt, result = timed(repeat, self.timeout * calls if self.timeout else None)
         if dt is None:
-            return {"median": None, "timeout": timeout, "runs": runs, "answers": None}
-        runs.append(dt)
-    return {"median": statistics.median(runs), "runs": runs, "warmup": warm,
-            "answers": len(result) if result is not None else None}
+            self.out = {"median": None, "timeout": self.timeout, "runs": self.runs, "answers": None}
+            return False
+        self.result = result
+        self.runs.append(dt / calls)
+        return True
+
+    def summary(self) -> dict[str, Any]:
+        if self.out.get("median", 0) is None:
+            return self.out
+        return {"median": statistics.median(self.runs), "runs": self.runs, **self.out,
+                "answers": len(self.result) if self.result is not None else None}
+
+
+def measure(contenders: dict[str, Contender], reps: int, slow: float = 10.0) -> dict[str, dict[str, Any]]:
+    """A warm-up of each system, then ``reps`` rounds of one timed run of
+    each, interleaved so that a burst of load on the shared machine hits
+    every system alike (one round only for a system whose warm-up took over
+    ``slow`` s).  A run is ``calls`` calls, from the warm-up's time so that it
+    lasts about ``RUN_SECONDS``; its figure is the time per call."""
+    active = [c for c in contenders.values() if c.warm_up()]
+    for rep in range(reps):
+        active = [c for c in active if (rep == 0 or c.out["warmup"] < slow) and c.run()]
+    return {name: c.summary() for name, c in contenders.items()}
 
 
 def graph_query_floor(graph: Any, reps: int, calls: int = 2000) -> dict[str, Any]:
@@ -194,16 +252,19 @@ def bench_queries(scale: int, reps: int, timeout: float, work: Path) -> dict[str
         parse = [timed(lambda: prepareQuery(text), None)[0] for _ in range(max(3, reps))]
         prepared = prepareQuery(text)
         row: dict[str, Any] = {"rdflib_parse": statistics.median(parse)}
+        contenders = {}
         for system in SYSTEMS:
             if system == "oxrdflib":
                 fn = lambda: list(ox.query(text))   # noqa: E731 - the string goes to Oxigraph's engine
             else:
                 g = graphs["trine" if system.startswith("trine") else system]
                 fn = (lambda g=g: list(g.query(prepared)))
-            trine_store.accelerate = system != "trine-rdflib-bgp"
-            gc.collect()
-            row[system] = measure(fn, reps, timeout if system in PURE_PYTHON else None)
-            del fn
+            accelerate = system != "trine-rdflib-bgp"
+            contenders[system] = Contender(fn, timeout if system in PURE_PYTHON else None,
+                                           setup=lambda a=accelerate: setattr(trine_store, "accelerate", a))
+        gc.collect()
+        row.update(measure(contenders, reps))
+        del contenders, fn
         trine_store.accelerate = True
         if row["trine"]["median"] is not None:
             row["trine+parse"] = {"median": row["trine"]["median"] + row["rdflib_parse"]}

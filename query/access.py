@@ -210,7 +210,8 @@ def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
         return _small_range(txn, name, ids[key_pos], ids[second], explicit_only), f
     rows, flags = fetch_keys(txn, name, np.array([ids[key_pos]], dtype=np.uint32), explicit=explicit_only)
     col = rows[:, second]
-    lo, hi = np.searchsorted(col, [ids[second], ids[second] + 1])  # type: ignore[operator]
+    lo = int(col.searchsorted(ids[second]))
+    hi = int(col.searchsorted(ids[second], side="right"))
     rows = rows[lo:hi]
     if explicit_only:
         rows = rows[flags[lo:hi]] if flags is not None else rows[explicit_mask(txn, rows)]

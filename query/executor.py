@@ -490,6 +490,7 @@ class Executor:
         self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}
         self._probe_cache: dict[tuple, tuple] = {}
         self._probe_spent: dict[int, float] = {}
+        self._last_distinct: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def filters(self) -> FilterEvaluator:
@@ -761,6 +762,16 @@ class Executor:
             least = distinct if least is None else min(least, distinct)
         return spent + least * KEY_COST > 2 * bulk_cost  # type: ignore[operator]
 
+    def _distinct(self, col: np.ndarray) -> np.ndarray:
+        """:func:`_unique` of a batch column; the joins of a star pass the same
+        column object along, so the last answer is kept."""
+        last = self._last_distinct
+        if last is not None and last[0] is col:
+            return last[1]
+        keys = _unique(col)
+        self._last_distinct = (col, keys)
+        return keys
+
     def _probe_choice(self, node: Join, b: Batch, bulk_cost: float):
         """The bound variable whose index lookups read the fewest entries,
         and the estimated cost of probing with it."""
@@ -768,10 +779,16 @@ class Executor:
         for v in node.join_vars:
             pos = node.ids.index(v)
             index = access.INDEX_FOR_KEY[pos]
-            keys = _unique(b.cols[v])
+            keys = self._distinct(b.cols[v])
             if len(node.join_vars) == 1 and len(keys) * (KEY_COST + FANOUT_GUESS) <= bulk_cost / 2:
                 # clearly cheaper than reading the range, whatever the keys' fan-out
                 return v, index, keys, len(keys) * (KEY_COST + FANOUT_GUESS)
+            if len(keys) * KEY_COST > bulk_cost and (best is None or len(keys) * KEY_COST >= best[0]):
+                # dearer than reading the range, whatever the fan-out: no need to sample it
+                cost = len(keys) * KEY_COST
+                if best is None:
+                    best = (cost, v, index, keys)
+                continue
             fan = self._fanout_of(index, keys)
             cost = len(keys) * (KEY_COST + fan)
             if best is None or cost < best[0]:
@@ -821,9 +838,19 @@ class Executor:
             elif found.any():
                 yield b.take(np.nonzero(found)[0])
             return
+        extra = jv[2:]
+        if (not extra and len(ks) == b.n and np.array_equal(ks, left_key)
+                and bool((ks[1:] != ks[:-1]).all())):
+            # the relation's keys are the batch's, row for row, and distinct
+            # (a functional property of a star's subjects): its columns join
+            # as they are
+            cols = dict(b.cols)
+            for v in node.new_vars:
+                cols[v] = rel.column(v, np.arange(b.n)) if rel.order is not None else rel.cols[v]
+            yield Batch(cols, b.n)
+            return
         lo, hi = _match_ranges(ks, left_key)
         cnt = (hi - lo).astype(np.int64)
-        extra = jv[2:]
         if not extra and b.n <= MAX_BATCH_ROWS and bool((cnt == 1).all()):
             # every row matches exactly once (a functional property, e.g. each
             # member of a star's name): the batch's columns are kept as they are

@@ -185,6 +185,23 @@ def test_probe_and_merge_agree(people, monkeypatch, q):
         assert "merge" in methods(merge)
 
 
+@pytest.mark.parametrize("method", ["probe", "merge"])
+def test_row_for_row_join_shortcut(tmp_path, monkeypatch, method):
+    """A relation whose keys equal the batch's row for row joins without a
+    search, unless keys repeat: then every pair of rows is a solution."""
+    triples = [(EX[f"s{i}"], EX.name, lit(f"n{i}")) for i in range(5)]
+    triples += [(EX[f"s{i}"], EX.mail, lit(f"m{i}")) for i in range(5)]      # one each: row for row
+    triples += [(EX.s0, EX.tag, lit("a")), (EX.s0, EX.tag, lit("b")),
+                (EX.s0, EX.alias, lit("x")), (EX.s0, EX.alias, lit("y"))]   # repeated keys
+    monkeypatch.setattr(executor_mod, "FORCE_JOIN_METHOD", method)
+    with Store.open(tmp_path / "db") as store:
+        store.add(triples)
+        rows = list(run_query(store, PFX + "SELECT ?s ?n ?m { ?s :name ?n . ?s :mail ?m }"))
+        assert sorted(rows) == sorted((EX[f"s{i}"], lit(f"n{i}"), lit(f"m{i}")) for i in range(5))
+        rows = list(run_query(store, PFX + "SELECT ?t ?a { ?s :tag ?t . ?s :alias ?a }"))
+        assert Counter(rows) == Counter((lit(t), lit(a)) for t in "ab" for a in "xy")
+
+
 def test_join_output_is_chunked(people, monkeypatch):
     baseline = multiset(people, "SELECT * { ?a :knows ?b . ?c :knows ?d }")
     monkeypatch.setattr(executor_mod, "MAX_BATCH_ROWS", 3)
