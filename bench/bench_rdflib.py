@@ -22,7 +22,8 @@ What is measured, in one process and one run (``bench/results/rdflib.json``):
 
   Every call is ``list(graph.query(q))`` (all rows are built); a timed run
   repeats it for about 50 ms (``calls_per_run``, from the warm-up) and
-  gives the time per call.  The rdflib-evaluated graphs get the query
+  gives the time per call, with garbage collection off (as ``timeit``
+  does).  The rdflib-evaluated graphs get the query
   prepared once with ``prepareQuery`` ("eval"); the one-off rdflib parse
   time of each query is reported apart (``rdflib_parse``), and
   ``trine+parse`` adds it, to compare with oxrdflib, which parses in Rust on
@@ -134,7 +135,14 @@ class Contender:
             return fn()
 
         self.setup()
-        dt, result = timed(repeat, self.timeout * calls if self.timeout else None)
+        # as timeit does: no garbage collection while timing (the other
+        # systems' graphs in this process would make each collection slow)
+        gc.collect()
+        gc.disable()
+        try:
+            dt, result = timed(repeat, self.timeout * calls if self.timeout else None)
+        finally:
+            gc.enable()
         if dt is None:
             self.out = {"median": None, "timeout": self.timeout, "runs": self.runs, "answers": None}
             return False

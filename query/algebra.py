@@ -31,7 +31,7 @@ All classes are frozen dataclasses, so they compare by value and (except for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, NamedTuple, Union
 
 from rdflib import Literal, URIRef
 
@@ -55,8 +55,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class Var:
+class Var(NamedTuple):
     """A query variable.  ``?x`` and ``$x`` are both ``Var('x')``.
 
     ``bnode=True`` marks a blank node of the pattern (``_:b`` is
@@ -64,21 +63,13 @@ class Var:
     names like ``'#1'`` that cannot clash with written labels).  Such variables
     join normally but are never projected.
 
-    Equality and hashing are by (name, bnode), written out by hand because
-    the executor keys its columns by variable and the generated versions
-    (tuple building) showed up in profiles.
+    A named tuple: equality and hashing are by (name, bnode) and run in C,
+    which matters because the executor keys its columns by variable (a
+    Python-level ``__hash__`` was a few percent of a small query's time).
     """
 
     name: str
     bnode: bool = False
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Var:
-            return NotImplemented
-        return self.name == other.name and self.bnode == other.bnode  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self.name) ^ self.bnode
 
     def __str__(self) -> str:
         return f"_:{self.name}" if self.bnode else f"?{self.name}"

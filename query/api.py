@@ -312,12 +312,13 @@ def decode_rows(ex: Executor, batches: Iterator[Batch], names: Sequence[Var]) ->
             continue
         cols = [b.cols[v] for v in names]
         with paused_gc():
-            terms = ex.dict.load_terms(cols[0] if len(cols) == 1 else np.concatenate(cols))
-            get = terms.__getitem__
-            if len(cols) == 1:
-                rows = [(t,) for t in map(get, cols[0].tolist())]
-            else:
-                rows = list(zip(*[list(map(get, c.tolist())) for c in cols]))
+            get = ex.dict.terms.__getitem__
+            try:  # a query run again finds every term decoded already
+                columns = [list(map(get, c.tolist())) for c in cols]
+            except KeyError:
+                get = ex.dict.load_terms(cols[0] if len(cols) == 1 else np.concatenate(cols)).__getitem__
+                columns = [list(map(get, c.tolist())) for c in cols]
+            rows = [(t,) for t in columns[0]] if len(columns) == 1 else list(zip(*columns))
         yield rows
 
 

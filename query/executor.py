@@ -64,10 +64,11 @@ MAX_SOURCE_BATCH = 1 << 18
 #: Cost model of the probe/merge decision, in "index entries read" units.
 KEY_COST = 40.0       # one B-tree descent of getmulti, relative to one entry
 SORT_COST = 4.0       # argsort per entry, relative to reading it
-#: Fan-out assumed for a key before sampling, and the batch size under which a
-#: semi-join looks each row up (one SPO record read per row).
+#: Fan-out assumed for a key before sampling, and the batch size up to which a
+#: semi-join looks each row up (one SPO seek per row) rather than reading the
+#: pattern's range (if that range is no smaller than the batch).
 FANOUT_GUESS = 64.0
-SMALL_LOOKUP = 32
+SMALL_LOOKUP = 64
 #: Batches up to this many rows join by cursor seeks (pure Python, no numpy).
 SMALL_PROBE = 32
 _ID_STRUCT = struct.Struct(">I")
@@ -612,7 +613,7 @@ class Executor:
         if node.kind == "cross":
             yield from self._cross(node, b)
             return
-        if (node.kind == "semi-join" and b.n <= SMALL_LOOKUP and FORCE_JOIN_METHOD is None
+        if (node.kind == "semi-join" and b.n <= min(SMALL_LOOKUP, node.count) and FORCE_JOIN_METHOD is None
                 and id(node) not in self._relations):
             node.methods["lookup"] = node.methods.get("lookup", 0) + 1
             out = self._lookup(node, b)
@@ -656,13 +657,18 @@ class Executor:
         """Semi-join of a few rows: one record lookup (SPO) per row."""
         n = b.n
         s, p, o = (b.cols[x].tolist() if isinstance(x, Var) else [x] * n for x in node.ids)
-        record = self.txn.record
+        # an existence test on the SPO entry: the record itself is not decoded
+        cur = self.txn.cursor("spo")
+        seek, value = cur.set_range_dup, cur.value
+        pack_id, pack_pair = _ID_STRUCT.pack, _PAIR_STRUCT.pack
         explicit_only = self.explicit_only
         keep = []
-        for i, t in enumerate(zip(s, p, o)):
-            rec = record(*t)
-            if rec is not None and (rec.explicit or not explicit_only):
-                keep.append(i)
+        for i, (si, pi, oi) in enumerate(zip(s, p, o)):
+            pair = pack_pair(pi, oi)
+            if seek(pack_id(si), pair):
+                v = value()
+                if v[:8] == pair and (v[8] or not explicit_only):
+                    keep.append(i)
         node.probed_keys += b.n
         if not keep:
             return None
