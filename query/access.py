@@ -113,13 +113,14 @@ def fetch_keys(txn: Txn, name: str, keys: np.ndarray, explicit: bool = False) ->
 #: fixed cost than the numpy path for a handful of rows).
 SMALL_RANGE = 64
 _ID = struct.Struct(">I")
-_PAIR = struct.Struct(">II")
 
 
 def _small_range(txn: Txn, name: str, key_id: int, prefix_id: int | None,
-                 explicit_only: bool) -> np.ndarray:
-    """The entries of one (small) key of an index, optionally only those whose
-    second component is ``prefix_id``, as (n, 3) s-p-o rows."""
+                 explicit_only: bool, limit: int | None = None) -> np.ndarray | None:
+    """The entries of one key of an index, optionally only those whose second
+    component is ``prefix_id``, as (n, 3) s-p-o rows, read by a cursor walk
+    (less fixed cost than ``getmulti`` for a handful of entries).  With
+    ``limit``, None when there are more entries than that."""
     c = txn.cursor(name)
     key = _ID.pack(key_id)
     if prefix_id is not None:
@@ -130,26 +131,29 @@ def _small_range(txn: Txn, name: str, key_id: int, prefix_id: int | None,
         pfx = None
         if not c.set_key(key):
             return _EMPTY
-    a, b, cc = PERMUTATIONS[name]
-    unpack = _PAIR.unpack
-    out = []
-    spo = name == "spo"
+    values = []
     for v in c.iternext_dup():
         if pfx is not None and v[:4] != pfx:
             break
-        if spo and explicit_only and not v[8]:
-            continue
-        t = [0, 0, 0]
-        t[a] = key_id
-        t[b], t[cc] = unpack(v[:8])
-        out.append(t)
-    if not out:
+        values.append(v)
+        if limit is not None and len(values) > limit:
+            return None
+    spo = name == "spo"
+    if spo:
+        values = [v[:PAIR_BYTES] for v in values if v[PAIR_BYTES] or not explicit_only]
+    if not values:
         return _EMPTY
-    rows = np.array(out, dtype=np.uint32)
+    pairs = np.frombuffer(b"".join(values), dtype=_KEYED_PAIR_DT).reshape(-1, 2)
+    a, b, cc = PERMUTATIONS[name]
+    rows = np.empty((len(pairs), 3), dtype=np.uint32)
+    rows[:, a] = key_id
+    rows[:, b] = pairs[:, 0]
+    rows[:, cc] = pairs[:, 1]
     if explicit_only and not spo:
         record = txn.record
-        keep = [i for i, (x, y, z) in enumerate(out) if (r := record(x, y, z)) is not None and r.explicit]
-        rows = rows[keep] if keep else _EMPTY
+        keep = [i for i, (x, y, z) in enumerate(rows.tolist())
+                if (r := record(x, y, z)) is not None and r.explicit]
+        rows = rows[keep]
     return rows
 
 
@@ -190,7 +194,7 @@ def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
             name = key_index(key_pos)
         info["index"] = name
         if txn.key_count(name, ids[key_pos]) <= SMALL_RANGE:  # type: ignore[arg-type]
-            return _small_range(txn, name, ids[key_pos], None, explicit_only), PERMUTATIONS[name][1]
+            return _small_range(txn, name, ids[key_pos], None, explicit_only), PERMUTATIONS[name][1]  # type: ignore[return-value]
         rows, flags = fetch_keys(txn, name, np.array([ids[key_pos]], dtype=np.uint32),
                                  explicit=explicit_only)
         second_pos = PERMUTATIONS[name][1]  # s-p-o position of the 2nd key component
@@ -207,7 +211,13 @@ def fetch(txn: Txn, s: int | None, p: int | None, o: int | None,
     name = key_index(key_pos, second)
     info["index"] = name
     if min(ca, cb) <= SMALL_RANGE:
-        return _small_range(txn, name, ids[key_pos], ids[second], explicit_only), f
+        return _small_range(txn, name, ids[key_pos], ids[second], explicit_only), f  # type: ignore[return-value]
+    if SMALL_RANGE:
+        # the rarer key may still hold only a few entries with the other one
+        # (the staff of one department among all its triples): walk those
+        rows = _small_range(txn, name, ids[key_pos], ids[second], explicit_only, limit=SMALL_RANGE)
+        if rows is not None:
+            return rows, f
     rows, flags = fetch_keys(txn, name, np.array([ids[key_pos]], dtype=np.uint32), explicit=explicit_only)
     col = rows[:, second]
     lo = int(col.searchsorted(ids[second]))
