@@ -654,21 +654,12 @@ class Executor:
         yield from self._join_with(node, b, rel)
 
     def _lookup(self, node: Join, b: Batch) -> Batch | None:
-        """Semi-join of a few rows: one record lookup (SPO) per row."""
+        """Semi-join of a few rows: one seek to the SPO entry per row."""
         n = b.n
         s, p, o = (b.cols[x].tolist() if isinstance(x, Var) else [x] * n for x in node.ids)
-        # an existence test on the SPO entry: the record itself is not decoded
-        cur = self.txn.cursor("spo")
-        seek, value = cur.set_range_dup, cur.value
-        pack_id, pack_pair = _ID_STRUCT.pack, _PAIR_STRUCT.pack
+        contains = self.txn.contains
         explicit_only = self.explicit_only
-        keep = []
-        for i, (si, pi, oi) in enumerate(zip(s, p, o)):
-            pair = pack_pair(pi, oi)
-            if seek(pack_id(si), pair):
-                v = value()
-                if v[:8] == pair and (v[8] or not explicit_only):
-                    keep.append(i)
+        keep = [i for i, t in enumerate(zip(s, p, o)) if contains(*t, explicit_only)]
         node.probed_keys += b.n
         if not keep:
             return None
@@ -789,11 +780,10 @@ class Executor:
             if len(node.join_vars) == 1 and len(keys) * (KEY_COST + FANOUT_GUESS) <= bulk_cost / 2:
                 # clearly cheaper than reading the range, whatever the keys' fan-out
                 return v, index, keys, len(keys) * (KEY_COST + FANOUT_GUESS)
-            if len(keys) * KEY_COST > bulk_cost and (best is None or len(keys) * KEY_COST >= best[0]):
-                # dearer than reading the range, whatever the fan-out: no need to sample it
-                cost = len(keys) * KEY_COST
+            if len(keys) * KEY_COST > bulk_cost:
+                # dearer than reading the range whatever the fan-out: not worth sampling
                 if best is None:
-                    best = (cost, v, index, keys)
+                    best = (len(keys) * KEY_COST, v, index, keys)
                 continue
             fan = self._fanout_of(index, keys)
             cost = len(keys) * (KEY_COST + fan)

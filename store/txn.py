@@ -181,8 +181,15 @@ class Txn:
                 return unpack_spo_value(v)[2]
         return None
 
-    def contains(self, s: int, p: int, o: int) -> bool:
-        return self.record(s, p, o) is not None
+    def contains(self, s: int, p: int, o: int, explicit_only: bool = False) -> bool:
+        """Whether the triple is stored (and explicit, with ``explicit_only``):
+        a seek to its SPO entry, without decoding the record."""
+        c = self.cursor("spo")
+        pair = _PAIR.pack(p, o)
+        if not c.set_range_dup(_ID.pack(s), pair):
+            return False
+        v = c.value()
+        return v[:PAIR_BYTES] == pair and (not explicit_only or v[PAIR_BYTES] != 0)  # explicit flag: 1st record byte
 
     def scan(self, s: int | None = None, p: int | None = None, o: int | None = None) -> Iterator[Triple]:
         """Every stored triple matching a pattern (None = any), as ids."""
