@@ -655,11 +655,8 @@ class Executor:
 
     def _lookup(self, node: Join, b: Batch) -> Batch | None:
         """Semi-join of a few rows: one seek to the SPO entry per row."""
-        n = b.n
-        s, p, o = (b.cols[x].tolist() if isinstance(x, Var) else [x] * n for x in node.ids)
-        contains = self.txn.contains
-        explicit_only = self.explicit_only
-        keep = [i for i, t in enumerate(zip(s, p, o)) if contains(*t, explicit_only)]
+        s, p, o = (b.cols[x] if isinstance(x, Var) else x for x in node.ids)
+        keep = self.txn.contained(s, p, o, self.explicit_only)
         node.probed_keys += b.n
         if not keep:
             return None
@@ -769,6 +766,14 @@ class Executor:
         self._last_distinct = (col, keys)
         return keys
 
+    def _sorted_distinct(self, col: np.ndarray) -> bool:
+        """Whether a sorted batch column holds no id twice; the memo of
+        :meth:`_distinct` answers without a pass when it is this column."""
+        last = self._last_distinct
+        if last is not None and last[0] is col:
+            return len(last[1]) == len(col)
+        return bool((col[1:] != col[:-1]).all())
+
     def _probe_choice(self, node: Join, b: Batch, bulk_cost: float):
         """The bound variable whose index lookups read the fewest entries,
         and the estimated cost of probing with it."""
@@ -835,8 +840,8 @@ class Executor:
                 yield b.take(np.nonzero(found)[0])
             return
         extra = jv[2:]
-        if (not extra and len(ks) == b.n and np.array_equal(ks, left_key)
-                and bool((ks[1:] != ks[:-1]).all())):
+        if (not extra and len(ks) == b.n and bool((ks == left_key).all())
+                and self._sorted_distinct(left_key)):  # equal to ks, so sorted
             # the relation's keys are the batch's, row for row, and distinct
             # (a functional property of a star's subjects): its columns join
             # as they are

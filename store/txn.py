@@ -181,15 +181,29 @@ class Txn:
                 return unpack_spo_value(v)[2]
         return None
 
-    def contains(self, s: int, p: int, o: int, explicit_only: bool = False) -> bool:
-        """Whether the triple is stored (and explicit, with ``explicit_only``):
-        a seek to its SPO entry, without decoding the record."""
+    def contained(self, s: np.ndarray | int, p: np.ndarray | int, o: np.ndarray | int,
+                  explicit_only: bool = False) -> list[int]:
+        """Indexes ``i`` of the triples ``(s[i], p[i], o[i])`` that are stored
+        (and explicit, with ``explicit_only``); each of s, p, o is an id
+        column or one id for every row.  One seek per row to its SPO entry,
+        no record decoded; the keys are packed by numpy, so the loop does
+        only the seeks."""
         c = self.cursor("spo")
-        pair = _PAIR.pack(p, o)
-        if not c.set_range_dup(_ID.pack(s), pair):
-            return False
-        v = c.value()
-        return v[:PAIR_BYTES] == pair and (not explicit_only or v[PAIR_BYTES] != 0)  # explicit flag: 1st record byte
+        seek, value = c.set_range_dup, c.value
+        flag = 1 if explicit_only else 0  # the explicit flag is the record's first byte
+        if isinstance(p, int) and isinstance(o, int) and not isinstance(s, int):
+            # (?x :p :o), the common shape: one packed pair for every row
+            pair = _PAIR.pack(p, o)
+            keys = np.ascontiguousarray(s, dtype=">u4").view("V4").tolist()
+            return [i for i, k in enumerate(keys)
+                    if seek(k, pair) and (v := value())[:PAIR_BYTES] == pair and v[PAIR_BYTES] >= flag]
+        n = max(np.size(x) for x in (s, p, o))
+        keys = np.ascontiguousarray(np.broadcast_to(s, n), dtype=">u4").view("V4").tolist()
+        po = np.empty((n, 2), dtype=">u4")
+        po[:, 0], po[:, 1] = p, o
+        pairs = po.view(f"V{PAIR_BYTES}").ravel().tolist()
+        return [i for i, (k, pair) in enumerate(zip(keys, pairs))
+                if seek(k, pair) and (v := value())[:PAIR_BYTES] == pair and v[PAIR_BYTES] >= flag]
 
     def scan(self, s: int | None = None, p: int | None = None, o: int | None = None) -> Iterator[Triple]:
         """Every stored triple matching a pattern (None = any), as ids."""
