@@ -492,6 +492,9 @@ class Executor:
         self._probe_cache: dict[tuple, tuple] = {}
         self._probe_spent: dict[int, float] = {}
         self._last_distinct: tuple[np.ndarray, np.ndarray] | None = None
+        # (batch column, keys, rows, flags) of the last SPO probe: the next joins
+        # of the same star find their subjects' triples in those rows
+        self._star_read: tuple | None = None
 
     @property
     def filters(self) -> FilterEvaluator:
@@ -613,6 +616,11 @@ class Executor:
         if node.kind == "cross":
             yield from self._cross(node, b)
             return
+        if self._star_read is not None and FORCE_JOIN_METHOD is None:
+            out = self._star_step(node, b)
+            if out is not None:
+                yield out
+                return
         if (node.kind == "semi-join" and b.n <= min(SMALL_LOOKUP, node.count) and FORCE_JOIN_METHOD is None
                 and id(node) not in self._relations):
             node.methods["lookup"] = node.methods.get("lookup", 0) + 1
@@ -647,7 +655,7 @@ class Executor:
             if use_probe:
                 self._probe_spent[id(node)] = spent + probe_cost
                 method = "probe"
-                rel = self._probe(node, probe_var, index, keys)
+                rel = self._probe(node, probe_var, index, keys, b.cols[probe_var])
             else:
                 rel = self._relation(node)
         node.methods[method] = node.methods.get(method, 0) + 1
@@ -661,6 +669,31 @@ class Executor:
         if not keep:
             return None
         return b if len(keep) == b.n else b.take(np.asarray(keep, dtype=np.int64))
+
+    def _star_step(self, node: Join, b: Batch) -> Batch | None:
+        """A join ``?x :p ?new`` answered from the SPO entries the last probe
+        read for the same subjects (an earlier join of the star ``?x :q ?a .
+        ?x :p ?b``), when ``:p`` gives each subject exactly one value: the
+        value column is attached as it is.  None when the join is not of
+        that kind; the general path then does it."""
+        col, keys, rows, flags = self._star_read  # type: ignore[misc]
+        s, p, o = node.ids
+        if (not isinstance(s, Var) or b.cols.get(s) is not col or isinstance(p, Var)
+                or not isinstance(o, Var) or o == s or node.new_vars != (o,)):
+            return None
+        m = rows[:, 1] == p
+        if self.explicit_only:
+            m &= flags
+        sel = rows[m]
+        # rows are in SPO order: equal to the batch column means the batch is
+        # sorted, and then distinct subjects mean one value each
+        if len(sel) != b.n or not bool((sel[:, 0] == col).all()) or not self._sorted_distinct(col):
+            return None
+        node.methods["probe"] = node.methods.get("probe", 0) + 1
+        node.probed_keys += len(keys)
+        cols = dict(b.cols)
+        cols[o] = sel[:, 2]
+        return Batch(cols, b.n)
 
     def _seek_shape(self, node: Join):
         """(key position, next position, third position) when a join can use
@@ -797,7 +830,9 @@ class Executor:
         cost, v, index, keys = best  # type: ignore[misc]
         return v, index, keys, cost
 
-    def _probe(self, node: Join, v: Var, index: str, keys: np.ndarray) -> _Relation:
+    def _probe(self, node: Join, v: Var, index: str, keys: np.ndarray, col: np.ndarray) -> _Relation:
+        """The pattern's matches among the index entries of ``keys`` (the
+        distinct values of the batch column ``col`` of ``v``)."""
         node.probed_keys += len(keys)
         # joins of a star (?x :p ?a . ?x :q ?b ...) probe the same keys of the
         # same index one after the other: read them once
@@ -810,6 +845,8 @@ class Executor:
                     self._probe_cache.pop(next(iter(self._probe_cache)))
                 self._probe_cache[ck] = hit
         rows, flags = hit
+        if index == "spo":
+            self._star_read = (col, keys, rows, flags)
         mask = None
         for pos, x in enumerate(node.ids):
             if not isinstance(x, Var):

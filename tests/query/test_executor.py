@@ -202,6 +202,48 @@ def test_row_for_row_join_shortcut(tmp_path, monkeypatch, method):
         assert Counter(rows) == Counter((lit(t), lit(a)) for t in "ab" for a in "xy")
 
 
+@pytest.mark.parametrize("explicit_only", [False, True])
+def test_star_joins_reuse_the_subjects_entries(tmp_path, monkeypatch, explicit_only):
+    """Later joins of a star on one subject take their values from the SPO
+    entries the first join read, when each subject has exactly one value.  A
+    property whose values do not line up with the subjects (as many entries,
+    but two for one subject and none for another), or that is derived where
+    only explicit triples count, goes the general way."""
+    people = [EX[f"p{i}"] for i in range(2000)]   # ranges large enough to be probed for the team
+    team = people[:33]                            # more than SMALL_PROBE: probed, not sought
+    triples = [(x, EX.team, EX.red) for x in team]
+    for i, x in enumerate(people):
+        triples += [(x, EX.mail, lit(f"m{i}")), (x, EX.phone, lit(f"t{i}"))]
+    triples += [(x, EX.name, lit(f"n{i}")) for i, x in enumerate(people[:1800])]  # the smallest range: joined first
+    # nick: as many entries as the team, but p0 has two and p1 none
+    triples += [(x, EX.nick, lit(f"k{i}")) for i, x in enumerate(people) if i != 1]
+    triples += [(people[0], EX.nick, lit("k0b"))]
+    # contact is derived for everyone and explicit (same values) for part of
+    # the team and most others (so that its explicit range is probed too)
+    triples += [(EX.phone, RDFS.subPropertyOf, EX.contact)]
+    triples += [(people[i], EX.contact, lit(f"t{i}")) for i in [*range(10, 30), *range(100, 2000)]]
+    answered = []
+    step = executor_mod.Executor._star_step
+    monkeypatch.setattr(executor_mod.Executor, "_star_step",
+                        lambda self, node, b: answered.append(r) or r if (r := step(self, node, b)) else r)
+
+    def rows(q):
+        return Counter(run_query(store, PFX + "SELECT * { ?s :team :red . " + q + " }", explicit_only=explicit_only))
+
+    def expect(prefixes, who):  # rows (?s, then one literal per prefix) in SELECT * order
+        return Counter((people[i], *(lit(f"{c}{i}") for c in prefixes)) for i in who)
+
+    with Store.open(tmp_path / "db") as store:
+        store.add(triples)
+        assert rows("?s :name ?n . ?s :mail ?m . ?s :phone ?t") == expect("nmt", range(33))
+        assert len(answered) >= 1
+        nicks = expect("nk", [i for i in range(33) if i != 1])
+        nicks[(people[0], lit("n0"), lit("k0b"))] += 1
+        assert rows("?s :name ?n . ?s :nick ?k") == nicks
+        who = range(10, 30) if explicit_only else range(33)
+        assert rows("?s :name ?n . ?s :contact ?c") == expect("nt", who)
+
+
 def test_join_output_is_chunked(people, monkeypatch):
     baseline = multiset(people, "SELECT * { ?a :knows ?b . ?c :knows ?d }")
     monkeypatch.setattr(executor_mod, "MAX_BATCH_ROWS", 3)
