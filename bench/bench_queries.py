@@ -10,9 +10,12 @@ What is measured, per query (wall time, answers fully materialised as terms):
   in-process caches (parse trees, plans, decoded terms, predicate statistics)
   emptied (pyparsing's one-off grammar compilation is done before);
 * **trine warm**, **pyoxigraph warm**: median of ``--reps`` runs after one
-  warm-up run; trine's warm runs reuse its caches (the plan of an unchanged
-  snapshot, decoded terms), so **trine nocache** also gives the median of
-  ``--reps`` runs with those caches emptied before each run; pyoxigraph holds the very triples trine holds (trine's own dump
+  warm-up call; a run repeats the query for about 50 ms and gives the time
+  per call, garbage collection off, as ``timeit`` does (a single call of a
+  fraction of a millisecond is mostly timer and scheduler noise); trine's
+  warm runs reuse its caches (the plan of an unchanged snapshot, decoded
+  terms), so **trine nocache** also gives the median of ``--reps`` single
+  calls with those caches emptied before each; pyoxigraph holds the very triples trine holds (trine's own dump
   of the materialised store, loaded into an in-memory ``pyoxigraph.Store``),
   and its solutions are read term by term;
 * **rdflib**: ``rdflib.Graph()`` (memory store) with the same triples and
@@ -37,7 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -61,6 +64,16 @@ def _trine_run(store, text: str) -> int:
     return len(rows)
 
 
+def _warm_runs(fn: Callable[[], Any], reps: int) -> tuple[int, list[float]]:
+    """(calls per run, seconds per call of each run) of ``reps`` timed runs
+    after a timed warm-up call, which sets how many calls make a run of
+    about ``common.RUN_SECONDS``."""
+    t0 = time.perf_counter()
+    fn()
+    calls = common.calls_per_run(time.perf_counter() - t0)
+    return calls, [common.time_per_call(fn, calls) for _ in range(reps)]
+
+
 def bench_trine(db: Path, queries: dict[str, str], reps: int) -> dict[str, Any]:
     from trine import Store
     from trine.query.api import clear_caches
@@ -74,12 +87,7 @@ def bench_trine(db: Path, queries: dict[str, str], reps: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             n = _trine_run(store, text)
             cold = time.perf_counter() - t0
-            _trine_run(store, text)  # warm-up
-            runs = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                _trine_run(store, text)
-                runs.append(time.perf_counter() - t0)
+            calls, runs = _warm_runs(lambda: _trine_run(store, text), reps)
             # the same without trine's caches (parse trees, plans, decoded terms,
             # predicate statistics): every run plans and decodes from scratch
             uncached = []
@@ -88,7 +96,7 @@ def bench_trine(db: Path, queries: dict[str, str], reps: int) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 _trine_run(store, text)
                 uncached.append(time.perf_counter() - t0)
-        out[name] = {"median": statistics.median(runs), "cold_seconds": cold,
+        out[name] = {"median": statistics.median(runs), "cold_seconds": cold, "calls_per_run": calls,
                      "uncached_median_seconds": statistics.median(uncached), "runs": runs,
                      "uncached_runs": uncached, "answers": n}
         log(f"trine {name}: {n} answers, cold {common.fmt_seconds(cold)}, warm {common.fmt_seconds(out[name]['median'])}, "
@@ -117,13 +125,9 @@ def bench_pyoxigraph(lines: list[str], queries: dict[str, str], reps: int) -> tu
         t0 = time.perf_counter()
         n = _ox_run(store, text)
         cold = time.perf_counter() - t0
-        _ox_run(store, text)
-        runs = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            _ox_run(store, text)
-            runs.append(time.perf_counter() - t0)
-        out[name] = {"median": statistics.median(runs), "cold_seconds": cold, "runs": runs, "answers": n}
+        calls, runs = _warm_runs(lambda: _ox_run(store, text), reps)
+        out[name] = {"median": statistics.median(runs), "cold_seconds": cold, "calls_per_run": calls,
+                     "runs": runs, "answers": n}
         log(f"pyoxigraph {name}: {n} answers, warm {common.fmt_seconds(out[name]['median'])}")
     return out, load
 

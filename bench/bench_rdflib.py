@@ -92,13 +92,6 @@ def timed(fn: Callable[[], Any], timeout: float | None) -> tuple[float | None, A
     return time.perf_counter() - t0, result
 
 
-#: A timed run repeats a call until it lasts about this long (as ``timeit``
-#: does): one call of a fraction of a millisecond is mostly timer and
-#: scheduler noise.  Every system is timed the same way.
-RUN_SECONDS = 0.05
-MAX_CALLS_PER_RUN = 1000
-
-
 class Contender:
     """One system's call to time, its timeout, and what to set before its runs."""
 
@@ -117,11 +110,11 @@ class Contender:
             return False
         # the first call pays one-off costs (planning, caches): a second one,
         # unless the first was slow, sets the number of calls per run
-        second = timed(self.fn, self.timeout)[0] if warm < RUN_SECONDS else warm
+        second = timed(self.fn, self.timeout)[0] if warm < common.RUN_SECONDS else warm
         if second is None:
             self.out = {"median": None, "timeout": self.timeout, "runs": [], "answers": None}
             return False
-        self.calls = max(1, min(MAX_CALLS_PER_RUN, int(RUN_SECONDS / max(second, 1e-9))))
+        self.calls = common.calls_per_run(second)
         self.out = {"warmup": warm, "calls_per_run": self.calls}
         return True
 
@@ -135,14 +128,8 @@ class Contender:
             return fn()
 
         self.setup()
-        # as timeit does: no garbage collection while timing (the other
-        # systems' graphs in this process would make each collection slow)
-        gc.collect()
-        gc.disable()
-        try:
+        with common.gc_off():
             dt, result = timed(repeat, self.timeout * calls if self.timeout else None)
-        finally:
-            gc.enable()
         if dt is None:
             self.out = {"median": None, "timeout": self.timeout, "runs": self.runs, "answers": None}
             return False
@@ -162,7 +149,7 @@ def measure(contenders: dict[str, Contender], reps: int, slow: float = 10.0) -> 
     each, interleaved so that a burst of load on the shared machine hits
     every system alike (one round only for a system whose warm-up took over
     ``slow`` s).  A run is ``calls`` calls, from the warm-up's time so that it
-    lasts about ``RUN_SECONDS``; its figure is the time per call."""
+    lasts about ``common.RUN_SECONDS``; its figure is the time per call."""
     active = [c for c in contenders.values() if c.warm_up()]
     for rep in range(reps):
         active = [c for c in active if (rep == 0 or c.out["warmup"] < slow) and c.run()]

@@ -16,6 +16,7 @@ heap does not inflate the next one's figure.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import gzip
 import importlib
 import json
@@ -118,6 +119,39 @@ def measure(fn: Callable[[], Any], reps: int = 3, warmup: int = 1,
     out = summarise(runs)
     out["last"] = last
     return out
+
+
+#: A timed run of a short call repeats it until the run lasts about this
+#: long, as ``timeit`` does: one call of a fraction of a millisecond is mostly
+#: timer and scheduler noise.  Every system in a comparison is timed alike.
+RUN_SECONDS = 0.05
+MAX_CALLS_PER_RUN = 1000
+
+
+def calls_per_run(seconds_per_call: float) -> int:
+    """How many calls of this duration make one timed run of ``RUN_SECONDS``."""
+    return max(1, min(MAX_CALLS_PER_RUN, int(RUN_SECONDS / max(seconds_per_call, 1e-9))))
+
+
+@contextmanager
+def gc_off() -> Iterator[None]:
+    """No garbage collection while timing, as ``timeit`` does: other data in
+    the process (a peer's graph) would make each collection slow."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def time_per_call(fn: Callable[[], Any], calls: int) -> float:
+    """Seconds per call of ``calls`` calls in a row, garbage collection off."""
+    with gc_off():
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        return (time.perf_counter() - t0) / calls
 
 
 @contextmanager
