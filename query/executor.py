@@ -679,7 +679,7 @@ class Executor:
         col, keys, rows, flags = self._star_read  # type: ignore[misc]
         s, p, o = node.ids
         if (not isinstance(s, Var) or b.cols.get(s) is not col or isinstance(p, Var)
-                or not isinstance(o, Var) or o == s or node.new_vars != (o,)):
+                or not isinstance(o, Var) or node.new_vars != (o,)):
             return None
         m = rows[:, 1] == p
         if self.explicit_only:
