@@ -106,14 +106,12 @@ class Contender:
         self.setup()
         warm, self.result = timed(self.fn, self.timeout)
         if warm is None:
-            self.out = {"median": None, "timeout": self.timeout, "runs": [], "answers": None}
-            return False
+            return self._timed_out()
         # the first call pays one-off costs (planning, caches): a second one,
         # unless the first was slow, sets the number of calls per run
         second = timed(self.fn, self.timeout)[0] if warm < common.RUN_SECONDS else warm
         if second is None:
-            self.out = {"median": None, "timeout": self.timeout, "runs": [], "answers": None}
-            return False
+            return self._timed_out()
         self.calls = common.calls_per_run(second)
         self.out = {"warmup": warm, "calls_per_run": self.calls}
         return True
@@ -131,11 +129,15 @@ class Contender:
         with common.gc_off():
             dt, result = timed(repeat, self.timeout * calls if self.timeout else None)
         if dt is None:
-            self.out = {"median": None, "timeout": self.timeout, "runs": self.runs, "answers": None}
-            return False
+            return self._timed_out()
         self.result = result
         self.runs.append(dt / calls)
         return True
+
+    def _timed_out(self) -> bool:
+        """Record a timeout (with the runs done before it) and stop timing this system."""
+        self.out = {"median": None, "timeout": self.timeout, "runs": self.runs, "answers": None}
+        return False
 
     def summary(self) -> dict[str, Any]:
         if self.out.get("median", 0) is None:
