@@ -152,18 +152,12 @@ class QueryResult:
 
     def stream(self) -> Iterator[tuple]:
         """Iterate the rows once without remembering them."""
-        if self._cache:
-            yield from self._cache
-            self._cache = []
-        self._streamed = True
+        chunks = self.chunks()
         try:
-            while True:
-                chunk = self._next_chunk()
-                if chunk is None:
-                    return
+            for chunk in chunks:
                 yield from chunk
         finally:
-            self.close()
+            chunks.close()  # an abandoned stream closes the result now, not at collection
 
     def chunks(self) -> Iterator[list[tuple]]:
         """Iterate the rows once, a list of rows at a time (not remembered)."""

@@ -172,6 +172,21 @@ def _canon(term: Any) -> str | None:
         return None
 
 
+def _canon_pattern(pattern: tuple[Any, Any, Any]) -> tuple[str | None, ...] | None:
+    """Canonical strings of a triple pattern (None = any position); None when
+    a term is one trine cannot hold, so nothing can match."""
+    canon = []
+    for x in pattern:
+        if x is None:
+            canon.append(None)
+            continue
+        c = _canon(x)
+        if c is None:
+            return None
+        canon.append(c)
+    return tuple(canon)
+
+
 class TrineStore(Store):
     """An rdflib Store over a trine store directory (see the module docstring).
 
@@ -486,19 +501,13 @@ class TrineStore(Store):
         does a removal after which derived triples still match the pattern.
         """
         self._check_context(context)
-        canon = []
-        for x in triple:
-            if x is None:
-                canon.append(None)
-                continue
-            c = _canon(x)
-            if c is None:
-                return
-            canon.append(c)
-        if self._w is None and not self._matches_any(tuple(canon)):
+        canon = _canon_pattern(triple)
+        if canon is None:
+            return
+        if self._w is None and not self._matches_any(canon):
             return          # nothing to do: do not take the writer lock
         self._flush()
-        res = self._apply(_RemoveOp(tuple(canon), self.inferred))
+        res = self._apply(_RemoveOp(canon, self.inferred))
         if getattr(self.dispatcher, "_dispatch_map", None):
             Store.remove(self, triple, context)
         _warn_removal(triple, res, self.inferred)
@@ -517,25 +526,19 @@ class TrineStore(Store):
         The store has no named graphs, so ``contexts`` is always an empty iterator.
         """
         self._check_context(context)
-        canon = []
-        for x in triple_pattern:
-            if x is None:
-                canon.append(None)
-                continue
-            c = _canon(x)
-            if c is None:
-                return
-            canon.append(c)
+        canon = _canon_pattern(triple_pattern)
+        if canon is None:
+            return
         if self._w is not None:
             # rows of the pending write transaction are decoded at once: the
             # caller may change the store (or commit) while iterating
             with self._reading() as txn:
-                found = list(self._match(txn, tuple(canon)))
+                found = list(self._match(txn, canon))
             for t in found:
                 yield t, iter(())
             return
         with self._reading() as txn:
-            for t in self._match(txn, tuple(canon)):
+            for t in self._match(txn, canon):
                 yield t, iter(())
 
     def _match(self, txn: Txn, canon: tuple[str | None, ...]) -> Iterator[tuple[Identifier, Identifier, Identifier]]:
