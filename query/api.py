@@ -38,7 +38,8 @@ from trine.store.gcpause import paused_gc
 from trine.store.txn import Txn
 
 from .algebra import Group, Query, TriplePattern, Var
-from .executor import Batch, Executor
+from .batch import Batch
+from .executor import Executor
 from .parser import DEFAULT_PREFIXES, parse
 from .planner import Aggregate, Ask, PlanNode, fresh_copy, plan_query, render
 

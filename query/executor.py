@@ -26,34 +26,31 @@ once and merge.  So a join that needs few lookups never reads a large range,
 and one that needs many never does more than about twice the optimal work.
 
 Terms are decoded only for answers (and for FILTER / ORDER BY value
-comparisons, once per distinct id), in bulk (:class:`Dictionary`).
+comparisons, once per distinct id), in bulk (:mod:`decoding`); FILTERs are
+evaluated by :mod:`filters`.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
-from rdflib import BNode, Literal, URIRef
-from rdflib.term import Identifier
 
 from trine.store import arrays
-from trine.store.terms import from_rdflib, to_rdflib
 from trine.store.txn import Txn
 
 from . import access
-from .algebra import And, Call, Compare, Expr, Not, Or, Var, expression_variables
+from .algebra import Var
+from .batch import UNBOUND, Batch
+from .decoding import TermDecoder
+from .filters import FilterEvaluator
 from .planner import (
     Aggregate, Ask, Distinct, Empty, Filter, Join, OrderBy, PlanNode, Project, Scan, Slice, Unit,
 )
-from .values import EvalError, Term, ebv, evaluate, order_key, parse_term, term_of_rdflib
+from .values import order_key
 
-__all__ = ["Batch", "Dictionary", "Executor", "UNBOUND"]
-
-UNBOUND = 0
-KIND_MASK = np.uint32(3)
-LITERAL_KIND = 2
+__all__ = ["Executor"]
 
 #: Output rows per batch a join may emit (larger outputs are split).
 MAX_BATCH_ROWS = 1 << 19
@@ -77,114 +74,6 @@ _PAIR_STRUCT = struct.Struct(">II")
 PROBE_CACHE_ROWS = 1 << 20
 #: Testing hook: ``"probe"`` or ``"merge"`` forces that join algorithm.
 FORCE_JOIN_METHOD: str | None = None
-
-
-class Batch:
-    """Solutions as columns: ``cols[var]`` is a uint32 array of ``n`` ids."""
-
-    __slots__ = ("cols", "n")
-
-    def __init__(self, cols: dict[Var, np.ndarray], n: int):
-        self.cols = cols
-        self.n = n
-
-    def take(self, idx: np.ndarray) -> "Batch":
-        """The rows at integer positions ``idx``."""
-        return Batch({v: c[idx] for v, c in self.cols.items()}, len(idx))
-
-    @staticmethod
-    def concat(batches: list["Batch"], variables) -> "Batch":
-        n = sum(b.n for b in batches)
-        cols = {}
-        for v in variables:
-            parts = [b.cols[v] for b in batches if v in b.cols]
-            if len(parts) == len(batches) and parts:
-                cols[v] = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        return Batch(cols, n)
-
-    def slice(self, a: int, b: int) -> "Batch":
-        b = min(b, self.n)
-        return Batch({v: c[a:b] for v, c in self.cols.items()}, max(0, b - a))
-
-
-# ---------------------------------------------------------------------------
-# Dictionary access: ids -> canonical strings -> rdflib terms / values
-# ---------------------------------------------------------------------------
-
-_new_str = str.__new__
-
-
-def _bytes_to_term(b: bytes, _new=str.__new__, _U=URIRef, _L=Literal) -> Identifier:
-    """rdflib term of canonical term bytes; IRIs without escapes skip
-    URIRef's validation (stored IRIs are valid already)."""
-    if b[0] == 60 and 92 not in b:  # '<' and no backslash
-        return _new(_U, b[1:-1].decode("utf-8"))
-    if b[0] == 34 and b[-1] == 34 and 92 not in b:  # a plain '"..."' literal
-        return _L(b[1:-1].decode("utf-8"))
-    return to_rdflib(b.decode("utf-8"))
-
-
-class Dictionary:
-    """Bulk, cached decoding of term ids within one read transaction."""
-
-    def __init__(self, txn: Txn, terms: dict | None = None):
-        """``terms``: a cache of decoded terms shared with other queries on
-        the same environment (ids are never reused within one)."""
-        self.txn = txn
-        self.strings: dict[int, str] = {}
-        if terms is None:
-            terms = {}
-        terms[UNBOUND] = None
-        self.terms: dict[int, Identifier | None] = terms
-        self.values: dict[int, Term | None] = {UNBOUND: None}
-        self._i2t_cursor = None
-
-    @property
-    def _i2t(self):
-        if self._i2t_cursor is None:
-            self._i2t_cursor = self.txn.txn.cursor(db=self.txn.dbs["i2t"])
-        return self._i2t_cursor
-
-    def _read(self, ids: list[int]) -> list[bytes]:
-        """Canonical term bytes of ``ids`` (ascending), one getmulti call."""
-        keys = np.asarray(ids, dtype=">u4").view("V4").tolist()
-        res = self._i2t.getmulti(keys)
-        if len(res) != len(ids):
-            found = {int.from_bytes(k, "big") for k, _ in res}
-            bad = next(i for i in ids if i not in found)
-            raise KeyError(f"term id {bad} is not in the dictionary")
-        return [v for _, v in res]
-
-    def load_strings(self, ids: np.ndarray) -> None:
-        """Make sure the canonical strings of ``ids`` (unique, sorted) are cached."""
-        have = self.strings
-        want = [i for i in ids.tolist() if i not in have and i != UNBOUND]
-        if want:
-            have.update(zip(want, [v.decode("utf-8") for v in self._read(want)]))
-
-    def load_terms(self, ids: np.ndarray) -> dict:
-        """rdflib terms for the ids of an array (cached); returns the cache."""
-        terms = self.terms
-        if len(ids) <= 256:
-            missing = sorted({i for i in ids.tolist() if i not in terms})
-        else:
-            missing = [i for i in arrays.unique(ids).tolist() if i not in terms]
-        if missing:
-            terms.update(zip(missing, map(_bytes_to_term, self._read(missing))))
-        return terms
-
-    def value(self, tid: int) -> Term | None:
-        v = self.values.get(tid)
-        if v is None and tid != UNBOUND:
-            s = self.strings.get(tid)
-            if s is None:
-                s = self.strings[tid] = self.txn.term(tid)
-            v = self.values[tid] = parse_term(s)
-        return v
-
-    def load_values(self, ids: np.ndarray) -> None:
-        uniq = arrays.unique(ids)
-        self.load_strings(uniq)
 
 
 # ---------------------------------------------------------------------------
@@ -283,192 +172,6 @@ def _expand(lo: np.ndarray, cnt: np.ndarray) -> Iterator[tuple[np.ndarray, np.nd
 
 
 # ---------------------------------------------------------------------------
-# FILTER evaluation: vectorised on ids where possible, per distinct value else
-# ---------------------------------------------------------------------------
-
-T, F, E = 1, 0, 2   # three-valued results (E = error)
-
-
-class FilterEvaluator:
-    def __init__(self, txn: Txn, dictionary: Dictionary):
-        self.txn = txn
-        self.dict = dictionary
-        self._const_ids: dict = {}
-        self._const_terms: dict = {}
-
-    def const_id(self, c) -> int | None:
-        if c not in self._const_ids:
-            self._const_ids[c] = self.txn.term_id(from_rdflib(c))
-        return self._const_ids[c]
-
-    def const_term(self, c) -> Term:
-        t = self._const_terms.get(c)
-        if t is None:
-            t = self._const_terms[c] = term_of_rdflib(c)
-        return t
-
-    def mask(self, expr: Expr, batch: Batch) -> np.ndarray:
-        """Rows whose FILTER value is true."""
-        return self.tri(expr, batch, top=True) == T
-
-    # three-valued EBV of expr for every row
-    def tri(self, expr: Expr, b: Batch, top: bool = False) -> np.ndarray:
-        n = b.n
-        if isinstance(expr, And):
-            parts = [self.tri(i, b) for i in expr.items]
-            anyf = np.zeros(n, bool)
-            anye = np.zeros(n, bool)
-            for p in parts:
-                anyf |= p == F
-                anye |= p == E
-            return np.where(anyf, F, np.where(anye, E, T)).astype(np.int8)
-        if isinstance(expr, Or):
-            parts = [self.tri(i, b) for i in expr.items]
-            anyt = np.zeros(n, bool)
-            anye = np.zeros(n, bool)
-            for p in parts:
-                anyt |= p == T
-                anye |= p == E
-            return np.where(anyt, T, np.where(anye, E, F)).astype(np.int8)
-        if isinstance(expr, Not):
-            r = self.tri(expr.expr, b)
-            return np.where(r == E, E, 1 - r).astype(np.int8)
-        if isinstance(expr, Call):
-            if expr.name == "bound":
-                v = expr.args[0]
-                col = b.cols.get(v)  # type: ignore[arg-type]
-                if col is None:
-                    return np.full(n, F, np.int8)
-                return np.where(col != UNBOUND, T, F).astype(np.int8)
-            if expr.name in ("isiri", "isblank", "isliteral") and isinstance(expr.args[0], Var):
-                col = b.cols.get(expr.args[0])
-                if col is None:
-                    return np.full(n, E, np.int8)
-                kind = {"isiri": 0, "isblank": 1, "isliteral": 2}[expr.name]
-                r = np.where((col & KIND_MASK) == kind, T, F).astype(np.int8)
-                r[col == UNBOUND] = E
-                return r
-        if isinstance(expr, Compare) and expr.op in ("=", "!=") and self._simple(expr.left) \
-                and self._simple(expr.right):
-            return self._equality(expr, b)
-        return self._scalar(expr, b)
-
-    @staticmethod
-    def _simple(x) -> bool:
-        return isinstance(x, (Var, URIRef, Literal, BNode))
-
-    def _ids_and_kinds(self, x, b: Batch) -> tuple[np.ndarray | None, np.ndarray | None, object]:
-        """(ids, kinds) of a Var or constant as arrays (None ids for a constant
-        absent from the dictionary: then its kind is the third value)."""
-        n = b.n
-        if isinstance(x, Var):
-            col = b.cols.get(x)
-            if col is None:
-                col = np.zeros(n, np.uint32)
-            return col, (col & KIND_MASK), None
-        tid = self.const_id(x)
-        kind = 0 if isinstance(x, URIRef) else (2 if isinstance(x, Literal) else 1)
-        if tid is None:
-            return None, np.full(n, kind, np.uint32), kind
-        return np.full(n, tid, np.uint32), np.full(n, kind, np.uint32), None
-
-    def _equality(self, expr: Compare, b: Batch) -> np.ndarray:
-        a_ids, a_kind, _ = self._ids_and_kinds(expr.left, b)
-        b_ids, b_kind, _ = self._ids_and_kinds(expr.right, b)
-        n = b.n
-        out = np.empty(n, np.int8)
-        both_lit = (a_kind == LITERAL_KIND) & (b_kind == LITERAL_KIND)
-        if a_ids is not None and b_ids is not None:
-            eq = a_ids == b_ids
-        else:
-            eq = np.zeros(n, bool)
-        eq_t, eq_f = (T, F) if expr.op == "=" else (F, T)
-        out[:] = np.where(eq, eq_t, eq_f)
-        unbound = np.zeros(n, bool)
-        if a_ids is not None:
-            unbound |= a_ids == UNBOUND
-        if b_ids is not None:
-            unbound |= b_ids == UNBOUND
-        # literals compare by value: decide those rows per distinct pair
-        todo = both_lit & ~unbound
-        if todo.any():
-            sub = b.take(np.nonzero(todo)[0])
-            out[todo] = self._scalar(expr, sub)
-        out[unbound] = E
-        return out
-
-    def _scalar(self, expr: Expr, b: Batch) -> np.ndarray:
-        """Evaluate per distinct combination of the expression's variables."""
-        n = b.n
-        if n == 0:
-            return np.zeros(0, np.int8)
-        vars_ = [v for v in dict.fromkeys(expression_variables(expr)) if v in b.cols]
-        consts_map = _ConstMap(self)
-        if not vars_:
-            r = _tri_scalar(expr, lambda v: None, consts_map)
-            return np.full(n, r, np.int8)
-        if len(vars_) == 1:
-            uniq, inv = arrays.unique_inverse(b.cols[vars_[0]])
-            combos = uniq.reshape(-1, 1)
-        else:
-            stacked = np.stack([b.cols[v] for v in vars_], axis=1)
-            combos, inv = np.unique(stacked, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-        self.dict.load_strings(arrays.unique(combos))
-        value = self.dict.value
-        res = np.empty(len(combos), np.int8)
-        for k, combo in enumerate(combos.tolist()):
-            env = dict(zip(vars_, combo))
-            res[k] = _tri_scalar(expr, lambda v, env=env: value(env.get(v, UNBOUND)), consts_map)
-        return res[inv]
-
-    def values_for(self, expr: Expr, b: Batch) -> tuple[np.ndarray, list]:
-        """(inverse index per row, list of values per distinct combination) of
-        an expression (errors become None): for ORDER BY keys."""
-        vars_ = [v for v in dict.fromkeys(expression_variables(expr)) if v in b.cols]
-        consts_map = _ConstMap(self)
-        if not vars_:
-            try:
-                v = evaluate(expr, lambda v: None, consts_map)
-            except EvalError:
-                v = None
-            return np.zeros(b.n, np.int64), [v]
-        if len(vars_) == 1:
-            uniq, inv = arrays.unique_inverse(b.cols[vars_[0]])
-            combos = uniq.reshape(-1, 1)
-        else:
-            stacked = np.stack([b.cols[v] for v in vars_], axis=1)
-            combos, inv = np.unique(stacked, axis=0, return_inverse=True)
-        self.dict.load_strings(arrays.unique(combos))
-        value = self.dict.value
-        out = []
-        for combo in combos.tolist():
-            env = dict(zip(vars_, combo))
-            try:
-                out.append(evaluate(expr, lambda v, env=env: value(env.get(v, UNBOUND)), consts_map))
-            except EvalError:
-                out.append(None)
-        return inv.reshape(-1), out
-
-
-class _ConstMap:
-    """Mapping rdflib constant -> Term for :func:`values.evaluate`."""
-
-    def __init__(self, ev: FilterEvaluator):
-        self.ev = ev
-
-    def get(self, c):
-        return self.ev.const_term(c)
-
-
-def _tri_scalar(expr: Expr, lookup: Callable, consts) -> int:
-    try:
-        return T if ebv(evaluate(expr, lookup, consts)) else F
-    except EvalError:
-        return E
-
-
-# ---------------------------------------------------------------------------
 # The executor
 # ---------------------------------------------------------------------------
 
@@ -485,7 +188,7 @@ class Executor:
         self.txn = txn
         self.explicit_only = explicit_only
         self.streaming = streaming
-        self.dict = Dictionary(txn, terms)
+        self.dict = TermDecoder(txn, terms)
         self._filters: FilterEvaluator | None = None
         self._relations: dict[int, _Relation] = {}
         self._ranges: dict[tuple, tuple[np.ndarray, int | None, str]] = {}

@@ -261,6 +261,8 @@ def test_join_output_is_chunked(people, monkeypatch):
     ("?x != :bob", {EX.alice, EX.carol, EX.dave}),
     ("?x = :nobody", set()),                      # unknown IRI: never equal
     ("?x != :nobody", {EX.alice, EX.bob, EX.carol, EX.dave}),
+    (":nobody = :nobody", {EX.alice, EX.bob, EX.carol, EX.dave}),  # equal, though not in the store
+    (":nobody != :nobody", set()),
     ("?age > 28", {EX.alice, EX.bob}),            # 30, 45.0 (double) > 28; 25.0 no; "young" error
     ("?age = 30.0", {EX.alice}),                  # numeric equality across datatypes
     ("?age = 45", {EX.bob}),
