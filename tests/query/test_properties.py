@@ -59,17 +59,22 @@ def patterns(draw):
 
 
 @st.composite
-def filters(draw, vars_):
+def filters(draw, vars_, depth=0):
     v = draw(st.sampled_from(vars_))
     w = draw(st.sampled_from(vars_))
-    c = draw(st.one_of(const_objects, st.sampled_from(["1", "2", "1.5", '"a"'])))
+    consts = st.one_of(const_objects, st.sampled_from(["1", "2", "1.5", '"a"', "1.0", '"01"^^<%sinteger>' % XSD]))
+    c, c2 = draw(consts), draw(consts)
     n = draw(st.sampled_from(["1", "2", "1.5", '"a"', '"b"']))
-    return draw(st.sampled_from([
+    forms = [
         f"{v} = {w}", f"{v} != {w}", f"{v} = {c}", f"{v} != {c}", f"isIRI({v})", f"isLiteral({v})",
         f"isBlank({v})", f"{v} < {n}", f"{v} >= 1", f"!({v} = {w})", f"regex(str({v}), \"n[1-3]\")",
         f"lang({v}) = \"en\"", f"datatype({v}) = <{XSD}integer>", f"{v} = {w} || isLiteral({v})",
-        f"bound({v})", f"str({v}) = \"a\"",
-    ]))
+        f"bound({v})", f"str({v}) = \"a\"", f"{c} = {c2}", f"{c} != {c2}", f"{c} = {v}", f"{v} < {w}",
+    ]
+    if depth < 2:
+        f1, f2 = draw(filters(vars_, depth + 1)), draw(filters(vars_, depth + 1))
+        forms += [f"({f1}) && ({f2})", f"({f1}) || ({f2})", f"!({f1})"]
+    return draw(st.sampled_from(forms))
 
 
 @st.composite
