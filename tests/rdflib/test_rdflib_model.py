@@ -13,6 +13,7 @@ reference's for the committed set, and a rollback must bring them back.
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 
 import pytest
@@ -53,7 +54,6 @@ class GraphModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        import tempfile
         self._dir = tempfile.TemporaryDirectory()
         self.path = self._dir.name + "/db"
         self.g = Graph(store=TrineStore(self.path, inferred=self.inferred))
