@@ -20,7 +20,11 @@ from typing import BinaryIO, Iterable, Iterator
 from .terms import iri, literal, unescape_iri, unescape_literal
 
 _HEX = "[0-9A-Fa-f]"
-_UCHAR = rf"\\u{_HEX}{{4}}|\\U{_HEX}{{8}}"
+# an escape must encode a Unicode scalar value: at most U+10FFFF, not a surrogate
+_NOT_SURROGATE = "(?![dD][89a-fA-F])"
+_UCHAR = (rf"\\u{_NOT_SURROGATE}{_HEX}{{4}}"
+          rf"|\\U(?:0010{_HEX}{{4}}|000[1-9a-fA-F]{_HEX}{{4}}|0000{_NOT_SURROGATE}{_HEX}{{4}})")
+_ANY_UCHAR = rf"\\u{_HEX}{{4}}|\\U{_HEX}{{8}}"   # the grammar's form, for diagnostics
 _IRIREF = rf'<(?:[^\x00-\x20<>"{{}}|^`\\]|{_UCHAR})*>'
 _PN_CHARS_BASE = (
     "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff"
@@ -35,7 +39,7 @@ _LANGTAG = r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*"
 
 _LINE = re.compile(
     rf"[ \t]*({_IRIREF}|{_BNODE})[ \t]*({_IRIREF})[ \t]*"
-    rf"({_IRIREF}|{_BNODE}|({_STRING})(?:\^\^({_IRIREF})|({_LANGTAG}))?)"
+    rf"({_IRIREF}|{_BNODE}|({_STRING})(?:[ \t]*\^\^[ \t]*({_IRIREF})|[ \t]*({_LANGTAG}))?)"
     rf"[ \t]*\.[ \t]*(?:#.*)?"
 )
 _BLANK_LINE = re.compile(r"[ \t]*(?:#.*)?")
@@ -117,7 +121,8 @@ def parse_line(text: str) -> Triple | None:
             if dtc is None:
                 raise _LineError(m.start(5) + 1, f"relative datatype IRI {dt}")
             o = literal(unescape_literal(body[1:-1]), None, dtc[1:-1])
-        elif not _RAW_LITERAL_OK.fullmatch(body, 1, len(body) - 1) or (lang and not lang.islower()):
+        elif (not _RAW_LITERAL_OK.fullmatch(body, 1, len(body) - 1) or (lang and not lang.islower())
+              or len(o) != len(body) + len(lang or "")):   # (a space before the tag)
             o = literal(unescape_literal(body[1:-1]), lang[1:] if lang else None)
     return s, p, o
 
@@ -166,15 +171,19 @@ def _diagnose(text: str) -> tuple[int, str]:
             if not m:
                 return _bad_string(text, pos)
             end = m.end()
-            if text.startswith("^^", end):
-                m2 = _TOKEN_IRI.match(text, end + 2)
+            after = _WS.match(text, end).end()
+            if text.startswith("^^", after):
+                iri_at = _WS.match(text, after + 2).end()
+                m2 = _TOKEN_IRI.match(text, iri_at)
                 if not m2:
-                    raise _Found(end + 3, "expected a datatype IRI after ^^")
+                    if text.startswith("<", iri_at):
+                        return _bad_iri(text, iri_at)
+                    raise _Found(iri_at, "expected a datatype IRI after ^^")
                 return m2.end()
-            if text.startswith("@", end):
-                m2 = _TOKEN_LANG.match(text, end)
+            if text.startswith("@", after):
+                m2 = _TOKEN_LANG.match(text, after)
                 if not m2:
-                    raise _Found(end + 1, "bad language tag")
+                    raise _Found(after + 1, "bad language tag")
                 return m2.end()
             return end
         if c in "'":
@@ -218,10 +227,18 @@ def _bad_iri(text: str, pos: int) -> int:
         if ch == "\\":
             esc = body[i:i + 10]
             if not re.match(_UCHAR, esc):
-                raise _Found(pos + 1 + i, f"bad escape {esc[:6]!r} in IRI (only \\uXXXX and \\UXXXXXXXX are allowed)")
+                raise _Found(pos + 1 + i, _escape_problem(esc, "IRI", "only \\uXXXX and \\UXXXXXXXX are allowed"))
         elif ord(ch) <= 0x20 or ch in '<"{}|^`':
             raise _Found(pos + 1 + i, f"character {ch!r} is not allowed in an IRI")
     raise _Found(pos, "unterminated IRI (missing '>')")
+
+
+def _escape_problem(esc: str, where: str, hint: str = "") -> str:
+    m = re.match(_ANY_UCHAR, esc)
+    if m:
+        return (f"escape '{m.group()}' in {where} is not a Unicode character "
+                "(above U+10FFFF, or a surrogate)")
+    return f"bad escape {esc[:6]!r} in {where}" + (f" ({hint})" if hint else "")
 
 
 def _bad_string(text: str, pos: int) -> int:
@@ -230,7 +247,7 @@ def _bad_string(text: str, pos: int) -> int:
         ch = text[i]
         if ch == "\\":
             if not re.match(rf"\\[tbnrf\"'\\]|{_UCHAR}", text[i:i + 10]):
-                raise _Found(i, f"bad escape {text[i:i + 6]!r} in string")
+                raise _Found(i, _escape_problem(text[i:i + 10], "string"))
             i += 2
             continue
         if ch == '"':

@@ -40,8 +40,12 @@ _LITERAL_ESCAPES.update({
 # Characters that may not stand raw inside an IRIREF.
 _IRI_ESCAPES = {c: "\\u%04X" % c for c in list(range(0x21)) + [ord(x) for x in '<>"{}|^`\\']}
 
-_NEEDS_LITERAL_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
-_NEEDS_IRI_ESCAPE = re.compile(r'[\x00-\x20<>"{}|^`\\]')
+# (a lone surrogate also takes the slow path, where it is refused: it is not
+# Unicode text, and could not be stored as UTF-8)
+_SURROGATES = "\ud800-\udfff"
+_NEEDS_LITERAL_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\' + _SURROGATES + "]")
+_NEEDS_IRI_ESCAPE = re.compile(r'[\x00-\x20<>"{}|^`\\' + _SURROGATES + "]")
+_SURROGATE = re.compile("[" + _SURROGATES + "]")
 
 
 class TermError(ValueError):
@@ -78,9 +82,17 @@ def unescape_literal(body: str) -> str:
     return _ECHAR.sub(_decode_echar, body) if "\\" in body else body
 
 
+def _refuse_surrogates(text: str, what: str) -> None:
+    m = _SURROGATE.search(text)
+    if m:
+        raise TermError(f"{what} {text!r} holds a lone surrogate (U+{ord(m.group()):04X}), "
+                        "which is not Unicode text")
+
+
 def iri(value: str) -> str:
     """Canonical form of an IRI given as its (unescaped) value."""
     if _NEEDS_IRI_ESCAPE.search(value):
+        _refuse_surrogates(value, "IRI")
         value = value.translate(_IRI_ESCAPES)
     return "<" + value + ">"
 
@@ -88,6 +100,7 @@ def iri(value: str) -> str:
 def literal(lexical: str, lang: str | None = None, datatype: str | None = None) -> str:
     """Canonical form of a literal from its lexical form, language and datatype."""
     if _NEEDS_LITERAL_ESCAPE.search(lexical):
+        _refuse_surrogates(lexical, "literal")
         lexical = lexical.translate(_LITERAL_ESCAPES)
     if lang:
         return '"' + lexical + '"@' + lang.lower()

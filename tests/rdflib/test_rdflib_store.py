@@ -633,3 +633,12 @@ def test_whole_query_results_behave_like_rdflibs(g, order, q):
     fast = look(g.query(q, initNs=ns))
     g.store.accelerate = False
     assert fast == look(g.query(q, initNs=ns))
+
+
+def test_a_term_that_is_not_unicode_is_refused_when_added(g):
+    from trine.store.terms import TermError
+    g.add((EX.a, EX.p, Literal("ok")))
+    with pytest.raises(TermError, match="lone surrogate"):
+        g.add((EX.a, EX.p, Literal("bad \ud800")))       # at once, not at the next read or commit
+    g.commit()
+    assert set(g) == {(EX.a, EX.p, Literal("ok"))}
