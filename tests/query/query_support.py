@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rdflib
-from rdflib import RDF, Graph, Namespace, URIRef
+from rdflib import RDF, BNode, Graph, Literal, Namespace, URIRef
 
 from trine.store.terms import from_rdflib
 
@@ -25,6 +25,20 @@ RDFS_RULE_PREDICATES = {URIRef(RDFS_NS + x) for x in ("subClassOf", "subProperty
 # ---------------------------------------------------------------------------
 # Comparing solution sequences
 # ---------------------------------------------------------------------------
+
+def from_oxigraph(t):
+    """The rdflib term of a pyoxigraph term (None for unbound); lexical forms as given."""
+    if t is None:
+        return None
+    import pyoxigraph as ox
+    if isinstance(t, ox.NamedNode):
+        return URIRef(t.value)
+    if isinstance(t, ox.BlankNode):
+        return BNode(t.value)
+    if t.language:
+        return Literal(t.value, lang=t.language)
+    return Literal(t.value, datatype=URIRef(t.datatype.value), normalize=False)
+
 
 def canon(t) -> str | None:
     """Canonical N-Triples string of a term (``"x"^^xsd:string`` == ``"x"``)."""

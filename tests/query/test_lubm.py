@@ -7,9 +7,8 @@ from collections import Counter
 
 import pyoxigraph as ox
 import pytest
-from rdflib import BNode, Literal, URIRef
 
-from query_support import LUBM, canon_rows
+from query_support import LUBM, canon_rows, from_oxigraph
 from trine import Store
 from trine.query import planner
 
@@ -31,18 +30,6 @@ def lubm(tmp_path_factory):
     store.close()
 
 
-def _term(t):
-    if t is None:
-        return None
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    if t.language:
-        return Literal(t.value, lang=t.language)
-    return Literal(t.value, datatype=URIRef(t.datatype.value), normalize=False)
-
-
 @needs_lubm
 def test_fourteen_queries():
     assert len(QUERIES) == 14
@@ -57,7 +44,7 @@ def test_lubm_query_same_answers_as_pyoxigraph(lubm, path):
     rows = list(result)
     res = ref.query(text)
     names = [v.value for v in res.variables]
-    expected = [tuple(_term(sol[n]) for n in names) for sol in res]
+    expected = [tuple(from_oxigraph(sol[n]) for n in names) for sol in res]
     assert result.variables == names
     assert Counter(canon_rows(names, rows)) == Counter(canon_rows(names, expected))
     # the answers need the materialisation for some queries: keep one non-trivial check

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import BNode, Literal, URIRef
 
-from query_support import canon_rows, same_solutions
+from query_support import canon_rows, from_oxigraph, same_solutions
 from trine import Store
 from trine.query import executor as executor_mod
 from trine.query.api import run_query
@@ -101,18 +101,6 @@ def queries(draw):
     return f"SELECT {d}{proj} {{ {where} }}", False
 
 
-def to_rdflib_term(t):
-    if t is None:
-        return None
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    if t.language:
-        return Literal(t.value, lang=t.language)
-    return Literal(t.value, datatype=URIRef(t.datatype.value), normalize=False)
-
-
 def oxigraph_answer(graph, text):
     store = ox.Store()
     data = "".join(f"{from_rdflib(s)} {from_rdflib(p)} {from_rdflib(o)} .\n" for s, p, o in graph)
@@ -122,7 +110,7 @@ def oxigraph_answer(graph, text):
     if isinstance(res, ox.QueryBoolean):
         return None, bool(res)
     names = [v.value for v in res.variables]
-    return names, [tuple(to_rdflib_term(sol[n]) for n in names) for sol in res]
+    return names, [tuple(from_oxigraph(sol[n]) for n in names) for sol in res]
 
 
 def check(graph, text, order_key):
@@ -229,7 +217,7 @@ def test_materialised_and_explicit_only_answers(graph, text):
             ref.load(("\n".join(lines) + "\n").encode(), ox.RdfFormat.N_TRIPLES)
             res = ref.query(text)
             names = [v.value for v in res.variables]
-            expected = canon_rows(names, [tuple(to_rdflib_term(sol[n]) for n in names) for sol in res])
+            expected = canon_rows(names, [tuple(from_oxigraph(sol[n]) for n in names) for sol in res])
             for method in (None, "probe", "merge"):
                 executor_mod.FORCE_JOIN_METHOD = method
                 try:

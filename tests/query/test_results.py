@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import BNode, Literal, URIRef
 
+from query_support import from_oxigraph
 from trine.query.results import write_results
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -62,22 +63,10 @@ def written(rows, fmt: str) -> str:
     return out.getvalue()
 
 
-def from_ox(t):
-    if t is None:
-        return None
-    if isinstance(t, ox.NamedNode):
-        return URIRef(t.value)
-    if isinstance(t, ox.BlankNode):
-        return BNode(t.value)
-    if t.language:
-        return Literal(t.value, lang=t.language)
-    return Literal(t.value, datatype=URIRef(t.datatype.value), normalize=False)
-
-
 def read_back(data: str, fmt) -> list[tuple]:
     res = ox.parse_query_results(data.encode("utf-8"), fmt)
     assert [v.value for v in res.variables] == VARS
-    return [tuple(from_ox(sol[v]) for v in VARS) for sol in res]
+    return [tuple(from_oxigraph(sol[v]) for v in VARS) for sol in res]
 
 
 def same(t) -> tuple:
